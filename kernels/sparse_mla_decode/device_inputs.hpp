@@ -1,0 +1,63 @@
+#pragma once
+// The GPU buffers of one problem: inputs drawn on the device from a seed (q, a paged KV cache,
+// several independent index sets) and the outputs, NaN-poisoned before each checked launch.
+#include <cstdint>
+#include <vector>
+
+#include "kernels/sparse_mla_decode/geometry.hpp"
+#include "kernels/sparse_mla_decode/shape.hpp"
+#include "tuner/cuda_driver.hpp"
+
+namespace tuner::smla_family {
+
+// The reference kernel and the fills, loaded once per device.
+struct UtilityKernels {
+  cuda::Module module;
+  CUfunction reference_fp8 = nullptr;
+  CUfunction reference_bf16 = nullptr;
+  CUfunction fill_bf16_normal = nullptr;
+  CUfunction fill_kv_fp8 = nullptr;
+  CUfunction fill_kv_bf16 = nullptr;
+  CUfunction fill_indices = nullptr;
+};
+
+// Compiles (NVRTC) and loads the utility program for the current device.
+UtilityKernels load_utility_kernels(int arch_sm);
+
+struct InputSpec {
+  Shape shape;
+  long long num_tokens = 0;     // KV cache rows (pages x page_size)
+  int index_sets = 1;           // independent [batch][topk] index sets
+  int invalid_per_mille = 30;   // share of -1 entries
+  std::uint64_t seed = 1;
+};
+
+struct DeviceProblem {
+  InputSpec spec;
+  cuda::DeviceBuffer q;         // [batch][n_local_heads][576] bf16
+  cuda::DeviceBuffer kv;        // [num_tokens][row bytes]
+  cuda::DeviceBuffer indices;   // [index_sets][batch][topk] int32
+  cuda::DeviceBuffer out;       // [batch][n_local_heads][512] bf16
+  cuda::DeviceBuffer lse;       // [batch][n_local_heads] fp32
+  cuda::DeviceBuffer partial_out;
+  cuda::DeviceBuffer partial_lse;
+  cuda::DeviceBuffer ref_out;   // fp32 reference output
+  cuda::DeviceBuffer ref_lse;
+  float softmax_scale = 0.f;
+
+  CUdeviceptr index_set(int set) const;
+  std::size_t index_set_bytes() const;
+};
+
+// Allocates and fills everything; partials sized for `max_partial_splits` splits.
+DeviceProblem make_device_problem(const UtilityKernels& utility, const InputSpec& spec,
+                                  int max_partial_splits, CUstream stream);
+
+// Redraws q and the index sets from a new seed (the KV cache stays): fresh inputs per check.
+void redraw_inputs(const UtilityKernels& utility, DeviceProblem& problem, std::uint64_t seed,
+                   CUstream stream);
+
+// Fills outputs and partials with NaN bit patterns so that unwritten elements fail the check.
+void poison_outputs(const DeviceProblem& problem, CUstream stream);
+
+}  // namespace tuner::smla_family

@@ -1,0 +1,99 @@
+#include "kernels/sparse_mla_decode/launch.hpp"
+
+#include <cmath>
+
+#include "templates/sparse_mla_decode/params.h"
+
+namespace tuner::smla_family {
+
+namespace {
+
+template <typename T>
+T* device_pointer(CUdeviceptr address) {
+  return reinterpret_cast<T*>(static_cast<std::uintptr_t>(address));
+}
+
+std::string context_of(const DecodeKernels& kernels) {
+  return std::string(kFamilyName) + " " + describe(to_config(kernels.config)) +
+         " kv=" + std::string(to_string(kernels.kv_format));
+}
+
+}  // namespace
+
+DecodeKernels load_decode_kernels(const CompileResult& compiled, const KernelConfig& config,
+                                  KvFormat kv_format) {
+  const std::string context = std::string(kFamilyName) + " " + describe(to_config(config)) +
+                              " kv=" + std::string(to_string(kv_format));
+  DecodeKernels kernels{config, kv_format, cuda::Module(compiled.cubin, context), nullptr, nullptr};
+  kernels.split =
+      kernels.module.function(compiled.lowered_names.at(split_kernel_name(config, kv_format)));
+  kernels.combine = kernels.module.function(compiled.lowered_names.at(combine_kernel_name()));
+  Shape any_shape;
+  any_shape.kv_format = kv_format;
+  const LaunchGeometry geometry = launch_geometry(config, any_shape);
+  cuda::set_max_dynamic_smem(kernels.split, static_cast<int>(geometry.split_smem_bytes), context);
+  return kernels;
+}
+
+void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
+                   const DeviceProblem& problem, int index_set, CUstream stream) {
+  const Shape& shape = problem.spec.shape;
+  smla::SplitParams split{};
+  split.q = device_pointer<const unsigned short>(problem.q.get());
+  split.kv = device_pointer<const unsigned char>(problem.kv.get());
+  split.indices = device_pointer<const int>(problem.index_set(index_set));
+  split.out = device_pointer<unsigned short>(problem.out.get());
+  split.lse = device_pointer<float>(problem.lse.get());
+  split.partial_out = device_pointer<float>(problem.partial_out.get());
+  split.partial_lse = device_pointer<float>(problem.partial_lse.get());
+  split.batch = shape.batch;
+  split.n_local_heads = shape.n_local_heads();
+  split.topk = shape.topk;
+  split.num_splits = geometry.num_splits;
+  split.tokens_per_split = geometry.tokens_per_split;
+  split.scale_log2 = problem.softmax_scale * static_cast<float>(M_LOG2E);
+  void* split_args[] = {&split};
+  cuda::launch(kernels.split, {geometry.split_grid[0], geometry.split_grid[1], geometry.split_grid[2]},
+               {geometry.split_threads, 1, 1}, geometry.split_smem_bytes, stream, split_args,
+               context_of(kernels) + " split");
+  if (!geometry.runs_combine()) return;
+  smla::CombineParams combine{};
+  combine.partial_out = split.partial_out;
+  combine.partial_lse = split.partial_lse;
+  combine.out = split.out;
+  combine.lse = split.lse;
+  combine.batch = shape.batch;
+  combine.n_local_heads = shape.n_local_heads();
+  combine.num_splits = geometry.num_splits;
+  void* combine_args[] = {&combine};
+  cuda::launch(kernels.combine,
+               {geometry.combine_grid[0], geometry.combine_grid[1], geometry.combine_grid[2]},
+               {geometry.combine_threads, 1, 1}, 0, stream, combine_args,
+               context_of(kernels) + " combine");
+}
+
+void launch_reference(const UtilityKernels& utility, const DeviceProblem& problem, int index_set,
+                      CUstream stream) {
+  const Shape& shape = problem.spec.shape;
+  smla::ReferenceParams params{};
+  params.q = device_pointer<const unsigned short>(problem.q.get());
+  params.kv = device_pointer<const unsigned char>(problem.kv.get());
+  params.indices = device_pointer<const int>(problem.index_set(index_set));
+  params.out = device_pointer<float>(problem.ref_out.get());
+  params.lse = device_pointer<float>(problem.ref_lse.get());
+  params.batch = shape.batch;
+  params.n_local_heads = shape.n_local_heads();
+  params.topk = shape.topk;
+  params.softmax_scale = problem.softmax_scale;
+  void* args[] = {&params};
+  constexpr unsigned kThreads = 256;
+  const unsigned smem = static_cast<unsigned>((shape.topk + kThreads) * sizeof(float));
+  CUfunction function =
+      shape.kv_format == KvFormat::fp8_ds_mla ? utility.reference_fp8 : utility.reference_bf16;
+  cuda::set_max_dynamic_smem(function, static_cast<int>(smem), "reference kernel");
+  cuda::launch(function,
+               {static_cast<unsigned>(shape.n_local_heads()), static_cast<unsigned>(shape.batch), 1},
+               {kThreads, 1, 1}, smem, stream, args, "reference kernel");
+}
+
+}  // namespace tuner::smla_family

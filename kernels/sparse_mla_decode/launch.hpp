@@ -1,0 +1,32 @@
+#pragma once
+// Loading a compiled split + combine program and launching it on a stream (graph-capturable: no
+// allocation, no synchronization, no host work beyond filling the parameter blocks).
+#include "kernels/sparse_mla_decode/device_inputs.hpp"
+#include "kernels/sparse_mla_decode/geometry.hpp"
+#include "kernels/sparse_mla_decode/space.hpp"
+#include "tuner/cuda_driver.hpp"
+#include "tuner/nvrtc.hpp"
+
+namespace tuner::smla_family {
+
+struct DecodeKernels {
+  KernelConfig config;
+  KvFormat kv_format = KvFormat::fp8_ds_mla;
+  cuda::Module module;
+  CUfunction split = nullptr;
+  CUfunction combine = nullptr;
+};
+
+// Loads the cubin and raises the split kernel's dynamic shared-memory limit to what the layout needs.
+DecodeKernels load_decode_kernels(const CompileResult& compiled, const KernelConfig& config,
+                                  KvFormat kv_format);
+
+// Launches split (+ combine when split) for the shape's batch, reading index set `index_set`.
+void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
+                   const DeviceProblem& problem, int index_set, CUstream stream);
+
+// Launches the fp32 reference into problem.ref_out / ref_lse for index set `index_set`.
+void launch_reference(const UtilityKernels& utility, const DeviceProblem& problem, int index_set,
+                      CUstream stream);
+
+}  // namespace tuner::smla_family

@@ -1,0 +1,19 @@
+#include "kernels/sparse_mla_decode/resources.hpp"
+
+#include "templates/sparse_mla_decode/layout.h"
+
+namespace tuner::smla_family {
+
+StaticBudget static_budget(const KernelConfig& config, KvFormat kv_format) {
+  const int format = static_cast<int>(kv_format);
+  const smla::SmemLayout layout = smla::smem_layout(config.block_t, config.block_h,
+                                                    config.num_warps, config.num_stages, format);
+  return StaticBudget{
+      static_cast<int>(layout.total_bytes),
+      smla::estimated_registers(config.block_t, config.block_h, config.num_warps,
+                                config.num_stages, format),
+      config.num_warps * 32,
+  };
+}
+
+}  // namespace tuner::smla_family

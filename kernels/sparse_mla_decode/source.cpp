@@ -1,0 +1,68 @@
+#include "kernels/sparse_mla_decode/source.hpp"
+
+#include "tuner/embedded_templates.hpp"
+#include "tuner/hash.hpp"
+
+namespace tuner::smla_family {
+
+namespace {
+
+std::vector<SourceFile> all_headers() {
+  std::vector<SourceFile> headers;
+  for (const EmbeddedFile& file : embedded_templates()) {
+    headers.push_back(SourceFile{std::string(file.path), std::string(file.text)});
+  }
+  return headers;
+}
+
+}  // namespace
+
+const std::string& source_hash() {
+  static const std::string hash = [] {
+    std::string all;
+    for (const EmbeddedFile& file : embedded_templates()) {
+      all += file.path;
+      all += '\0';
+      all += file.text;
+      all += '\0';
+    }
+    return sha256_hex(all);
+  }();
+  return hash;
+}
+
+CompileRequest split_program(const KernelConfig& config, KvFormat kv_format, int arch_sm) {
+  CompileRequest request;
+  request.source_name = "sparse_mla_decode/program.cu";
+  request.source_text =
+      "#include \"sparse_mla_decode/split.cuh\"\n#include \"sparse_mla_decode/combine.cuh\"\n";
+  request.headers = all_headers();
+  request.name_expressions = {split_kernel_name(config, kv_format), combine_kernel_name()};
+  request.arch_sm = arch_sm;
+  request.context = std::string(kFamilyName) + " " + describe(to_config(config)) + " kv=" +
+                    std::string(to_string(kv_format)) + " sm_" + std::to_string(arch_sm);
+  return request;
+}
+
+std::string reference_kernel_name(KvFormat kv_format) {
+  return "sparse_mla_decode_reference<" + std::to_string(static_cast<int>(kv_format)) + ", 256>";
+}
+
+CompileRequest utility_program(int arch_sm) {
+  CompileRequest request;
+  request.source_name = "sparse_mla_decode/utility.cu";
+  request.source_text =
+      "#include \"sparse_mla_decode/reference.cuh\"\n#include \"common/fill.cuh\"\n";
+  request.headers = all_headers();
+  request.name_expressions = {reference_kernel_name(KvFormat::fp8_ds_mla),
+                              reference_kernel_name(KvFormat::bf16),
+                              "fill_bf16_normal",
+                              "fill_kv_fp8_ds_mla",
+                              "fill_kv_bf16",
+                              "fill_indices"};
+  request.arch_sm = arch_sm;
+  request.context = std::string(kFamilyName) + " utility program sm_" + std::to_string(arch_sm);
+  return request;
+}
+
+}  // namespace tuner::smla_family

@@ -1,0 +1,104 @@
+#pragma once
+// Thin wrappers over the PTX instructions the kernels use. Only instructions that exist on both
+// sm_90 and sm_120 (mma.sync, ldmatrix, cp.async, cvt): one source serves both targets.
+
+namespace ptx {
+
+__device__ __forceinline__ unsigned smem_address(const void* pointer) {
+  unsigned long long address;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(address) : "l"(pointer));
+  return static_cast<unsigned>(address);
+}
+
+// 16-byte global -> shared copy; src_bytes 0 zero-fills the destination without reading.
+__device__ __forceinline__ void cp_async_16(void* shared_dst, const void* global_src,
+                                            int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(shared_dst)),
+               "l"(global_src), "r"(src_bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <int PENDING>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&regs)[4], const void* shared_row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(regs[0]), "=r"(regs[1]), "=r"(regs[2]), "=r"(regs[3])
+               : "r"(smem_address(shared_row))
+               : "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&regs)[4], const void* shared_row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(regs[0]), "=r"(regs[1]), "=r"(regs[2]), "=r"(regs[3])
+               : "r"(smem_address(shared_row))
+               : "memory");
+}
+
+// D = A(16x16 bf16, row) * B(16x8 bf16, col) + D, fp32 accumulate.
+__device__ __forceinline__ void mma_bf16_16816(float (&acc)[4], const unsigned (&a)[4],
+                                               unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two floats -> packed bf16x2 (lo in the low half), round to nearest even.
+__device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi) {
+  unsigned packed;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(packed) : "f"(hi), "f"(lo));
+  return packed;
+}
+
+__device__ __forceinline__ float bf16_to_float(unsigned short bits) {
+  return __uint_as_float(static_cast<unsigned>(bits) << 16);
+}
+
+// Four e4m3 bytes -> four bf16 (exact: every e4m3 value is a bf16 value), through f16x2.
+__device__ __forceinline__ void e4m3x4_to_bf16x4(unsigned four_bytes, unsigned& out01,
+                                                 unsigned& out23) {
+  asm("{\n"
+      ".reg .b16 lo, hi, h0, h1, h2, h3;\n"
+      ".reg .b32 p01, p23;\n"
+      ".reg .f32 f0, f1, f2, f3;\n"
+      "mov.b32 {lo, hi}, %2;\n"
+      "cvt.rn.f16x2.e4m3x2 p01, lo;\n"
+      "cvt.rn.f16x2.e4m3x2 p23, hi;\n"
+      "mov.b32 {h0, h1}, p01;\n"
+      "mov.b32 {h2, h3}, p23;\n"
+      "cvt.f32.f16 f0, h0;\n"
+      "cvt.f32.f16 f1, h1;\n"
+      "cvt.f32.f16 f2, h2;\n"
+      "cvt.f32.f16 f3, h3;\n"
+      "cvt.rn.bf16x2.f32 %0, f1, f0;\n"
+      "cvt.rn.bf16x2.f32 %1, f3, f2;\n"
+      "}\n"
+      : "=r"(out01), "=r"(out23)
+      : "r"(four_bytes));
+}
+
+__device__ __forceinline__ float warp_max(float value) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  }
+  return value;
+}
+
+__device__ __forceinline__ float warp_sum(float value) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    value += __shfl_xor_sync(0xffffffffu, value, offset);
+  }
+  return value;
+}
+
+}  // namespace ptx

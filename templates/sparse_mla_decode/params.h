@@ -1,0 +1,45 @@
+#pragma once
+// Kernel parameter blocks, shared by the NVRTC-compiled kernels and the host that fills them.
+// Pointers are device addresses; the host stores CUdeviceptr values into them.
+
+namespace smla {
+
+struct SplitParams {
+  const unsigned short* q;   // [batch][n_local_heads][576] bf16
+  const unsigned char* kv;   // [num_tokens][row bytes]; byte offsets are 64-bit
+  const int* indices;        // [batch][topk] flat token ids, -1 = invalid
+  unsigned short* out;       // [batch][n_local_heads][512] bf16, written when num_splits == 1
+  float* lse;                // [batch][n_local_heads], natural log, written when num_splits == 1
+  float* partial_out;        // [batch][n_local_heads][num_splits][512] fp32, already normalized
+  float* partial_lse;        // [batch][n_local_heads][num_splits]
+  int batch;
+  int n_local_heads;
+  int topk;
+  int num_splits;
+  int tokens_per_split;      // a multiple of BLOCK_T
+  float scale_log2;          // softmax_scale * log2(e)
+};
+
+struct CombineParams {
+  const float* partial_out;
+  const float* partial_lse;
+  unsigned short* out;
+  float* lse;
+  int batch;
+  int n_local_heads;
+  int num_splits;
+};
+
+struct ReferenceParams {
+  const unsigned short* q;
+  const unsigned char* kv;
+  const int* indices;
+  float* out;  // [batch][n_local_heads][512] fp32
+  float* lse;  // [batch][n_local_heads]
+  int batch;
+  int n_local_heads;
+  int topk;
+  float softmax_scale;
+};
+
+}  // namespace smla

@@ -1,0 +1,21 @@
+#pragma once
+// The CLI's subcommands. Each parses its own options (Boost.Program_options) and returns the exit
+// code; errors are thrown and mapped to exit codes in main.cpp (InputError -> 2, others -> 1).
+#include <string>
+#include <vector>
+
+namespace tuner::cli {
+
+using Args = std::vector<std::string>;  // the arguments after the subcommand name
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const Args& args);
+};
+
+const std::vector<Command>& commands();
+
+int run_check(const Args& args);
+
+}  // namespace tuner::cli
