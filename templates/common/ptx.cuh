@@ -4,6 +4,9 @@
 
 namespace ptx {
 
+// -inf without a constant expression: NVRTC has no __builtin_huge_valf and no math headers.
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
+
 __device__ __forceinline__ unsigned smem_address(const void* pointer) {
   unsigned long long address;
   asm("cvta.to.shared.u64 %0, %1;" : "=l"(address) : "l"(pointer));

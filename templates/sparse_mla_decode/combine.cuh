@@ -8,7 +8,7 @@
 template <int NUM_THREADS>
 __global__ void __launch_bounds__(NUM_THREADS) sparse_mla_decode_combine(const smla::CombineParams p) {
   static_assert(smla::kLatentDim % (NUM_THREADS * 4) == 0, "each thread owns groups of 4 dims");
-  constexpr float kNegInf = -__builtin_huge_valf();
+  const float kNegInf = ptx::neg_inf();
   const long long bh = static_cast<long long>(blockIdx.y) * p.n_local_heads + blockIdx.x;
   const float* lse = p.partial_lse + bh * p.num_splits;
   float max_lse = kNegInf;

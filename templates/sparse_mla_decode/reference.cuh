@@ -2,6 +2,7 @@
 // The reference: plain fp32 CUDA, one block per (head, batch item), no tensor cores, no tiling.
 // It decodes fp8 e4m3 with integer arithmetic (not the cvt path the fast kernel uses), so the two
 // share no conversion code. Checked itself against a CPU fp64 computation (tests/).
+#include "common/ptx.cuh"
 #include "sparse_mla_decode/layout.h"
 #include "sparse_mla_decode/params.h"
 
@@ -54,7 +55,7 @@ __device__ float block_reduce(float value, float* scratch, bool is_max) {
 // Dynamic shared memory: topk floats (scores) + NUM_THREADS floats (reduction scratch).
 template <int KV_FORMAT, int NUM_THREADS>
 __global__ void __launch_bounds__(NUM_THREADS) sparse_mla_decode_reference(const smla::ReferenceParams p) {
-  constexpr float kNegInf = -__builtin_huge_valf();
+  const float kNegInf = ptx::neg_inf();
   constexpr int kRowBytes = smla::kv_row_bytes(KV_FORMAT);
   extern __shared__ float shared[];
   float* scores = shared;

@@ -10,8 +10,6 @@
 
 namespace smla_detail {
 
-constexpr float kNegInf = -__builtin_huge_valf();
-
 template <int KV_FORMAT>
 struct KvTraits {
   static constexpr bool kFp8 = KV_FORMAT == smla::kFp8DsMla;
@@ -150,11 +148,11 @@ __device__ __forceinline__ void softmax_tile(const smla::SmemLayout& layout, uns
   float* rescale = running_sum + BLOCK_H;
   for (int row = warp; row < BLOCK_H; row += NUM_WARPS) {
     float s[kColsPerLane];
-    float tile_max = kNegInf;
+    float tile_max = ptx::neg_inf();
 #pragma unroll
     for (int j = 0; j < kColsPerLane; ++j) {
       const int col = lane + j * 32;
-      s[j] = kNegInf;
+      s[j] = ptx::neg_inf();
       if (col < BLOCK_T && tokens[col] >= 0) {
         float dot = 0.f;
 #pragma unroll
@@ -168,7 +166,7 @@ __device__ __forceinline__ void softmax_tile(const smla::SmemLayout& layout, uns
     tile_max = ptx::warp_max(tile_max);
     const float old_max = running_max[row];
     const float new_max = fmaxf(old_max, tile_max);
-    const bool nothing_valid = new_max == kNegInf;
+    const bool nothing_valid = new_max == ptx::neg_inf();
     const float alpha = nothing_valid ? 1.f : exp2f(old_max - new_max);
     float tile_sum = 0.f;
 #pragma unroll
@@ -297,7 +295,7 @@ __device__ __forceinline__ void write_output(
   if (threadIdx.x < BLOCK_H && first_head + static_cast<int>(threadIdx.x) < p.n_local_heads) {
     const int row = threadIdx.x;
     const float sum = running_sum[row];
-    const float lse = sum > 0.f ? (running_max[row] + log2f(sum)) * 0.69314718055994531f : kNegInf;
+    const float lse = sum > 0.f ? (running_max[row] + log2f(sum)) * 0.69314718055994531f : ptx::neg_inf();
     const long long bh = static_cast<long long>(batch_item) * p.n_local_heads + first_head + row;
     if (single_split) {
       p.lse[bh] = lse;
@@ -343,7 +341,7 @@ __global__ void __launch_bounds__(NUM_WARPS * 32)
   ptx::cp_async_commit();
   if (threadIdx.x < BLOCK_H) {
     float* stats = reinterpret_cast<float*>(smem + layout.stats_offset);
-    stats[threadIdx.x] = smla_detail::kNegInf;
+    stats[threadIdx.x] = ptx::neg_inf();
     stats[BLOCK_H + threadIdx.x] = 0.f;
   }
 

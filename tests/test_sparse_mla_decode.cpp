@@ -1,0 +1,240 @@
+// The sparse MLA decode family without a GPU: shapes, the space, the layout, launch geometry, the
+// CPU reference and the tolerance check, and NVRTC compiles of every config for sm_120 and sm_90.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <set>
+
+#include "kernels/sparse_mla_decode/geometry.hpp"
+#include "kernels/sparse_mla_decode/reference.hpp"
+#include "kernels/sparse_mla_decode/resources.hpp"
+#include "kernels/sparse_mla_decode/shape.hpp"
+#include "kernels/sparse_mla_decode/source.hpp"
+#include "kernels/sparse_mla_decode/space.hpp"
+#include "templates/sparse_mla_decode/layout.h"
+#include "tuner/error.hpp"
+#include "tuner/nvrtc.hpp"
+#include "tuner/parallel.hpp"
+
+using namespace tuner;
+using namespace tuner::smla_family;
+
+namespace {
+
+std::string validation_error(Shape shape) {
+  try {
+    validate(shape);
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("bad shapes are refused with a message naming the field") {
+  Shape shape;
+  CHECK(validation_error(shape).empty());
+  shape.attn_tp = 3;
+  CHECK(validation_error(shape).find("not divisible by tp 3") != std::string::npos);
+  shape = Shape{};
+  shape.page_size = 40;
+  CHECK(validation_error(shape).find("page size 40") != std::string::npos);
+  shape = Shape{};
+  shape.topk = 0;
+  CHECK(validation_error(shape).find("topk must be positive") != std::string::npos);
+  shape = Shape{};
+  shape.batch = 0;
+  CHECK(validation_error(shape).find("batch must be positive") != std::string::npos);
+  CHECK_THROWS_AS(parse_kv_format("fp8"), InputError);
+  CHECK(parse_kv_format("bf16") == KvFormat::bf16);
+}
+
+TEST_CASE("the space is the full cross product and the default is the seeds' baseline") {
+  const auto configs = cross_product(parameter_space());
+  CHECK(configs.size() == 3 * 3 * 3 * 4 * 4);
+  std::set<std::string> compile_keys;
+  for (const Config& config : configs) compile_keys.insert(compile_key(config, parameter_space()));
+  CHECK(compile_keys.size() == 3 * 3 * 3 * 4);  // TARGET_CTAS shares one compile
+  const KernelConfig baseline = default_config();
+  CHECK(baseline == KernelConfig{16, 16, 4, 2, 512});
+  CHECK(from_config(config_from_json(to_json(to_config(baseline)))) == baseline);
+  CHECK(to_json(to_config(baseline)) ==
+        R"({"block_h":16,"block_t":16,"num_stages":2,"num_warps":4,"target_ctas":512})");
+}
+
+TEST_CASE("BLOCK_H wider than the local heads is a shape mismatch") {
+  Shape shape;  // 64 heads / TP 4 = 16 local heads
+  CHECK(shape.n_local_heads() == 16);
+  CHECK(shape_mismatch(KernelConfig{16, 16, 4, 2, 512}, shape).empty());
+  CHECK(shape_mismatch(KernelConfig{16, 32, 4, 2, 512}, shape) == "BLOCK_H 32 > 16 local heads");
+  shape.attn_tp = 2;
+  CHECK(shape_mismatch(KernelConfig{16, 32, 4, 2, 512}, shape).empty());
+  CHECK_FALSE(shape_mismatch(KernelConfig{16, 64, 4, 2, 512}, shape).empty());
+}
+
+TEST_CASE("the layout puts the ring, q and the tiles where the budget says") {
+  const smla::SmemLayout layout = smla::smem_layout(16, 16, 4, 2, smla::kFp8DsMla);
+  CHECK(layout.ring_stage_bytes == 16 * 656);
+  CHECK(layout.q_row_stride * 16 >= 18432u);
+  CHECK(layout.total_bytes % 128 == 0);
+  CHECK(static_budget(default_config(), KvFormat::fp8_ds_mla).smem_bytes_per_block ==
+        static_cast<int>(layout.total_bytes));
+  // Regions do not overlap and come in order.
+  CHECK(layout.ring_offset >= layout.q_offset + 16 * layout.q_row_stride);
+  CHECK(layout.token_offset >= layout.ring_offset + 2 * layout.ring_stage_bytes);
+  CHECK(layout.stats_offset + 3 * 16 * 4 <= layout.total_bytes);
+  // More stages or wider tiles never shrink the footprint.
+  CHECK(smla::smem_layout(16, 16, 4, 3, 0).total_bytes > layout.total_bytes);
+  CHECK(smla::smem_layout(32, 16, 4, 2, 0).total_bytes > layout.total_bytes);
+  CHECK(smla::smem_layout(16, 16, 4, 2, smla::kBf16).dequant_bytes == 0);
+}
+
+TEST_CASE("launch geometry follows the split rule") {
+  Shape shape;  // topk 2048, 16 local heads
+  KernelConfig config = default_config();  // BLOCK_T 16, TARGET_CTAS 512
+  shape.batch = 1;
+  LaunchGeometry geometry = launch_geometry(config, shape);
+  CHECK(geometry.requested_splits == 128);  // min(512 / 1, 2048 / 16)
+  CHECK(geometry.num_splits == 128);
+  CHECK(geometry.tokens_per_split == 16);
+  shape.batch = 48;  // ceil(512 / 48) = 11 splits requested -> 12 tiles each -> 11 splits
+  geometry = launch_geometry(config, shape);
+  CHECK(geometry.requested_splits == 11);
+  CHECK(geometry.tokens_per_split == 12 * 16);
+  CHECK(geometry.num_splits == 11);
+  shape.batch = 128;  // 512 / 128 = 4
+  geometry = launch_geometry(config, shape);
+  CHECK(geometry.num_splits == 4);
+  CHECK(geometry.runs_combine());
+  shape.batch = 1024;
+  CHECK_FALSE(launch_geometry(config, shape).runs_combine());
+  shape.topk = 5;  // fewer tokens than one tile: one split
+  shape.batch = 1;
+  CHECK(launch_geometry(config, shape).num_splits == 1);
+}
+
+TEST_CASE("fp8 e4m3 decoding covers normals, subnormals and signs") {
+  CHECK(e4m3_to_double(0x38) == 1.0);           // exponent 7, mantissa 0
+  CHECK(e4m3_to_double(0x7e) == 448.0);         // largest finite
+  CHECK(e4m3_to_double(0x01) == std::ldexp(1.0, -9));  // smallest subnormal
+  CHECK(e4m3_to_double(0xb8) == -1.0);
+  CHECK(bf16_to_double(0x3f80) == 1.0);
+}
+
+TEST_CASE("the CPU reference on a hand-worked case") {
+  HostInputs inputs;
+  inputs.shape.n_heads = 1;
+  inputs.shape.attn_tp = 1;
+  inputs.shape.topk = 3;
+  inputs.shape.batch = 2;
+  inputs.shape.kv_format = KvFormat::bf16;
+  inputs.softmax_scale = 0.5;
+  inputs.q.assign(2 * 576, 0);
+  inputs.q[0] = 0x3f80;  // q[0][0][0] = 1
+  inputs.kv.assign(2 * 1152, 0);
+  auto set_kv = [&](int token, int dim, std::uint16_t bits) { std::memcpy(&inputs.kv[token * 1152 + dim * 2], &bits, 2); };
+  set_kv(0, 0, 0x4000);  // token 0: k0 = 2 -> score 1
+  set_kv(1, 0, 0x0000);  // token 1: k0 = 0 -> score 0
+  set_kv(1, 1, 0x3f80);  // token 1: v1 = 1
+  // Batch 0 uses tokens {0, 1, 1} (a duplicate counts twice); batch 1 has none valid.
+  inputs.indices = {0, 1, 1, -1, -1, -1};
+  const HostOutputs outputs = cpu_reference(inputs);
+  const double e = std::exp(1.0);
+  CHECK(outputs.lse[0] == doctest::Approx(std::log(e + 2.0)));
+  CHECK(outputs.out[0] == doctest::Approx(2.0 * e / (e + 2.0)));  // v0 = k0: only token 0 has it
+  CHECK(outputs.out[1] == doctest::Approx(2.0 / (e + 2.0)));
+  CHECK(std::isinf(outputs.lse[1]));
+  CHECK(outputs.out[512] == 0.0);
+}
+
+TEST_CASE("the tolerance check catches NaN, -inf mismatches and large errors") {
+  const std::vector<double> ref_out = {1.0, 2.0, 3.0, 4.0};
+  const std::vector<double> ref_lse = {5.0, -std::numeric_limits<double>::infinity()};
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK(compare({1.f, 2.f, 3.f, 4.f}, {5.f, -inf}, ref_out, ref_lse).passes(1e-2, 1e-3));
+  CHECK_FALSE(compare({1.f, 2.f, 3.f, std::nanf("")}, {5.f, -inf}, ref_out, ref_lse).passes(1e-2, 1e-3));
+  CHECK_FALSE(compare({1.f, 2.f, 3.f, 4.f}, {5.f, 0.f}, ref_out, ref_lse).passes(1e-2, 1e-3));
+  CHECK_FALSE(compare({1.f, 2.f, 3.f, 4.5f}, {5.f, -inf}, ref_out, ref_lse).passes(1e-2, 1e-3));
+  CHECK_FALSE(compare({1.f, 2.f, 3.f, 4.f}, {5.01f, -inf}, ref_out, ref_lse).passes(1e-2, 1e-3));
+}
+
+TEST_CASE("a template with a syntax error yields an error carrying NVRTC's log") {
+  CompileRequest request = split_program(default_config(), KvFormat::fp8_ds_mla, 120);
+  request.source_text += "this is not C++;\n";
+  try {
+    compile(request);
+    FAIL("the broken source compiled");
+  } catch (const NvrtcError& error) {
+    CHECK(error.log().find("error") != std::string::npos);
+    CHECK(std::string(error.what()).find("block_t=16") != std::string::npos);
+  }
+}
+
+namespace {
+
+struct SpaceCompile {
+  int compiled = 0;
+  int failed = 0;
+  std::vector<std::string> failures;
+};
+
+SpaceCompile compile_every_config(int arch_sm) {
+  std::vector<std::pair<KernelConfig, KvFormat>> keys;
+  for (KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
+    for (const Config& config : cross_product(parameter_space())) {
+      const KernelConfig typed = from_config(config);
+      if (typed.target_ctas == 512) keys.emplace_back(typed, kv);
+    }
+  }
+  std::vector<std::string> errors(keys.size());
+  std::vector<int> ok(keys.size(), 0);
+  parallel_for(keys.size(), 0, [&](std::size_t i) {
+    try {
+      const CompileResult result = compile(split_program(keys[i].first, keys[i].second, arch_sm));
+      ok[i] = !result.cubin.empty() && result.lowered_names.size() == 2 && !result.ptxas.empty();
+    } catch (const NvrtcError& error) {
+      errors[i] = describe(to_config(keys[i].first)) + ": " + error.log().substr(0, 300);
+    }
+  });
+  SpaceCompile summary;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    summary.compiled += ok[i];
+    if (!ok[i]) {
+      ++summary.failed;
+      summary.failures.push_back(errors[i]);
+    }
+  }
+  return summary;
+}
+
+}  // namespace
+
+TEST_CASE("every config of the space compiles for sm_120 and sm_90") {
+  for (int arch : {120, 90}) {
+    const SpaceCompile summary = compile_every_config(arch);
+    MESSAGE("sm_" << arch << ": " << summary.compiled << " compile keys compiled, " << summary.failed << " failed");
+    for (const std::string& failure : summary.failures) MESSAGE(failure);
+    CHECK(summary.compiled == 2 * 3 * 3 * 3 * 4);
+  }
+}
+
+TEST_CASE("the baseline compiles for sm_120 and sm_90 without spills") {
+  for (int arch : {120, 90}) {
+    for (KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
+      const CompileResult result = compile(split_program(default_config(), kv, arch));
+      const std::string mangled = result.lowered_names.at(split_kernel_name(default_config(), kv));
+      const PtxasReport& report = result.ptxas.at(mangled);
+      MESSAGE("baseline sm_" << arch << " kv=" << to_string(kv) << ": " << report.registers
+                             << " registers, " << report.spill_bytes() << " spill bytes, "
+                             << report.stack_frame_bytes << " B stack, estimate "
+                             << static_budget(default_config(), kv).registers_per_thread);
+      CHECK(report.registers > 0);
+      CHECK(report.registers <= 255);
+      CHECK(report.spill_bytes() == 0);
+    }
+  }
+}
