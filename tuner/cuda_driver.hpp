@@ -35,6 +35,7 @@ struct DeviceInfo {
   int arch_sm() const { return cc_major * 10 + cc_minor; }
 };
 
+// 0 when gpu_available() is false.
 int device_count();
 DeviceInfo device_info(int ordinal);
 int device_attribute(CUdevice_attribute attribute, int ordinal);
@@ -92,8 +93,12 @@ public:
   CUdeviceptr get() const { return pointer_; }
   std::size_t size() const { return bytes_; }
   explicit operator bool() const { return pointer_ != 0; }
+  // Both synchronise the current context (upload after the copy, download before it), so that
+  // work on non-blocking streams sees the data and is finished. Out-of-range: std::out_of_range.
   void upload(const void* host, std::size_t bytes, std::size_t offset = 0) const;
   void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
+  // On `stream`, or with a null stream complete on return. The size must be a whole number of
+  // elements (std::invalid_argument otherwise).
   void fill_u8(unsigned char value, CUstream stream = nullptr) const;
   void fill_u16(unsigned short value, CUstream stream = nullptr) const;
   void fill_u32(unsigned int value, CUstream stream = nullptr) const;
@@ -176,6 +181,10 @@ private:
 
 void begin_capture(const Stream& stream, const std::string& context);
 Graph end_capture(const Stream& stream, const std::string& context);
+
+// Asynchronous device-to-device copy on `stream` (cuMemcpyDtoDAsync).
+void copy_device_to_device(CUdeviceptr destination, CUdeviceptr source, std::size_t bytes,
+                           CUstream stream, const std::string& context);
 
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;

@@ -24,10 +24,12 @@ DecodeKernels load_decode_kernels(const CompileResult& compiled, const KernelCon
                                   KvFormat kv_format) {
   const std::string context = std::string(kFamilyName) + " " + describe(to_config(config)) +
                               " kv=" + std::string(to_string(kv_format));
-  DecodeKernels kernels{config, kv_format, cuda::Module(compiled.cubin, context), nullptr, nullptr};
+  DecodeKernels kernels{config, kv_format,
+                        std::make_shared<const cuda::Module>(compiled.cubin, context), nullptr,
+                        nullptr};
   kernels.split =
-      kernels.module.function(compiled.lowered_names.at(split_kernel_name(config, kv_format)));
-  kernels.combine = kernels.module.function(compiled.lowered_names.at(combine_kernel_name()));
+      kernels.module->function(compiled.lowered_names.at(split_kernel_name(config, kv_format)));
+  kernels.combine = kernels.module->function(compiled.lowered_names.at(combine_kernel_name()));
   Shape any_shape;
   any_shape.kv_format = kv_format;
   const LaunchGeometry geometry = launch_geometry(config, any_shape);

@@ -1,6 +1,8 @@
 #pragma once
 // Loading a compiled split + combine program and launching it on a stream (graph-capturable: no
 // allocation, no synchronization, no host work beyond filling the parameter blocks).
+#include <memory>
+
 #include "kernels/sparse_mla_decode/device_inputs.hpp"
 #include "kernels/sparse_mla_decode/geometry.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
@@ -9,10 +11,11 @@
 
 namespace tuner::smla_family {
 
+// Copyable: configs that differ only in TARGET_CTAS share one loaded module.
 struct DecodeKernels {
   KernelConfig config;
   KvFormat kv_format = KvFormat::fp8_ds_mla;
-  cuda::Module module;
+  std::shared_ptr<const cuda::Module> module;
   CUfunction split = nullptr;
   CUfunction combine = nullptr;
 };

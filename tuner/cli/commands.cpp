@@ -5,6 +5,9 @@ namespace tuner::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
       {"check", "compile every config (no GPU) or run the correctness check (GPU)", run_check},
+      {"plan", "prune the config space by resource budgets, compile the rest, give every config a fate",
+       run_plan},
+      {"bench", "time configs on the GPU (verified first) against the copy bandwidth", run_bench},
   };
   return list;
 }

@@ -17,5 +17,7 @@ struct Command {
 const std::vector<Command>& commands();
 
 int run_check(const Args& args);
+int run_plan(const Args& args);
+int run_bench(const Args& args);
 
 }  // namespace tuner::cli

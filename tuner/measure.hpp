@@ -1,0 +1,45 @@
+#pragma once
+// The measurement protocol, in one place: launches captured in a CUDA graph (each launch its own
+// inputs, so the L2 cannot serve repeats), warm-up replays excluded, event-timed replays repeated
+// until the median is known to 1 % or a time cap is reached.
+#include <functional>
+#include <vector>
+
+#include "tuner/cuda_driver.hpp"
+
+namespace tuner {
+
+struct Timing {
+  double median_us = 0.0;  // per launch
+  double p10_us = 0.0;
+  double p90_us = 0.0;
+  int samples = 0;          // graph replays timed
+  // Relative standard error of the median: 1.2533 * sigma / sqrt(n) / median, with sigma estimated
+  // robustly from the interquartile range (IQR / 1.349).
+  double rel_spread = 0.0;
+};
+
+struct MeasureOptions {
+  int launches_per_graph = 32;
+  int warmup_replays = 3;
+  int min_samples = 10;
+  int max_samples = 200;
+  double target_rel_spread = 0.01;
+  double time_cap_ms = 400.0;
+};
+
+// Enqueues launch number `launch` (0 .. launches_per_graph-1) on `stream`. Must be capturable.
+using Enqueue = std::function<void(int launch, CUstream stream)>;
+
+// Refuses (InputError) to run on a stream that is capturing: timing inside capture is meaningless
+// and would break the caller's graph.
+Timing time_graph(const Enqueue& enqueue, cuda::Stream& stream, const MeasureOptions& options);
+
+// Summary statistics of per-launch samples (microseconds).
+Timing summarize(std::vector<double> samples_us);
+
+// Device-to-device copy bandwidth in GB/s (bytes read + bytes written per second), from event-timed
+// cuMemcpyDtoDAsync of `bytes`, median of `repeats`.
+double copy_bandwidth_gbs(std::size_t bytes, cuda::Stream& stream, int repeats = 20);
+
+}  // namespace tuner
