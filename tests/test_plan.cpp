@@ -1,0 +1,303 @@
+#include "tuner/plan.hpp"
+
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "templates/sparse_mla_decode/layout.h"
+#include "tuner/error.hpp"
+
+namespace fs = std::filesystem;
+using tuner::Fate;
+using tuner::PlanResult;
+using tuner::PlanRow;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string name = (fs::temp_directory_path() / "tuner-plan-test-XXXXXX").string();
+    if (::mkdtemp(name.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path = name;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+tuner::PlanRequest default_request(const std::string& arch) {
+  tuner::PlanRequest request;
+  request.shape = tuner::smla_family::Shape{};  // 64 heads, TP 4, topk 2048, fp8_ds_mla
+  request.arch = tuner::arch_by_name(arch);
+  return request;
+}
+
+// The cold plan of the default problem on sm_120, run once per process: the cases below share it
+// (and its cache) so that the test compiles the space as few times as it can.
+struct Sm120Plan {
+  TempDir cache_dir;
+  tuner::CubinCache cache{cache_dir.path};
+  PlanResult result = tuner::plan_sparse_mla_decode(default_request("sm_120"), cache);
+};
+
+const Sm120Plan& sm120_plan() {
+  static const Sm120Plan plan;
+  return plan;
+}
+
+const PlanRow& find_row(const PlanResult& result, int block_t, int block_h, int warps, int stages,
+                        int ctas) {
+  for (const PlanRow& row : result.rows) {
+    const auto& k = row.kernel;
+    if (k.block_t == block_t && k.block_h == block_h && k.num_warps == warps &&
+        k.num_stages == stages && k.target_ctas == ctas) {
+      return row;
+    }
+  }
+  throw std::runtime_error("config not in the plan");
+}
+
+struct CommandOutput {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs the built `tuner` binary with `args` (shell words), capturing stdout and stderr.
+CommandOutput run_tuner(const std::string& args) {
+  TempDir out_dir;
+  const fs::path out = out_dir.path / "out";
+  const fs::path err = out_dir.path / "err";
+  const std::string command = std::string(TUNER_BINARY_DIR "/tuner/tuner ") + args + " >" +
+                              out.string() + " 2>" + err.string();
+  const int status = std::system(command.c_str());
+  CommandOutput result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = slurp(out);
+  result.err = slurp(err);
+  return result;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("plan: budget reasons name the limit and the figure") {
+  const tuner::Arch sm120 = tuner::arch_by_name("sm_120");
+  tuner::Occupancy occupancy;
+  CHECK(tuner::budget_prune_reason({110592, 100, 128}, sm120, &occupancy) ==
+        "shared memory 110592 B > 101376 B per block on sm_120");
+  CHECK(tuner::budget_prune_reason({1024, 272, 128}, sm120, &occupancy) ==
+        "estimated 272 registers/thread > 255");
+  // 1024 threads x 128 registers = 131072 > 65536 registers per block: no block can be resident.
+  const std::string reason = tuner::budget_prune_reason({1024, 128, 1024}, sm120, &occupancy);
+  CHECK(reason.rfind("0 resident blocks per SM: registers", 0) == 0);
+  CHECK(occupancy.blocks_per_sm == 0);
+  CHECK(tuner::budget_prune_reason({60000, 128, 128}, sm120, &occupancy).empty());
+  CHECK(occupancy.blocks_per_sm == 1);
+}
+
+TEST_CASE("plan: after-compile reasons: spills (unless allowed), the register file") {
+  const tuner::Arch sm120 = tuner::arch_by_name("sm_120");
+  const tuner::smla_family::StaticBudget budget{60000, 120, 128};
+  tuner::CompiledFigures figures;
+  figures.succeeded = true;
+  figures.ptxas.registers = 255;
+  figures.ptxas.spill_store_bytes = 4;
+  figures.ptxas.spill_load_bytes = 8;
+  figures.occupancy = tuner::compute_occupancy(sm120, {128, 255, 60000});
+  CHECK(tuner::after_compile_prune_reason(figures, budget, sm120, false) ==
+        "ptxas spills 12 B (stores 4 B, loads 8 B; --allow-spills keeps it)");
+  CHECK(tuner::after_compile_prune_reason(figures, budget, sm120, true).empty());
+
+  const tuner::smla_family::StaticBudget wide{60000, 120, 512};
+  figures.ptxas.spill_store_bytes = figures.ptxas.spill_load_bytes = 0;
+  figures.ptxas.registers = 200;
+  figures.occupancy = tuner::compute_occupancy(sm120, {512, 200, 60000});
+  CHECK(tuner::after_compile_prune_reason(figures, wide, sm120, false) ==
+        "ptxas 200 registers x 512 threads = 102400 > 65536 registers per SM on sm_120");
+}
+
+TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
+  const PlanResult& plan = sm120_plan().result;
+
+  SUBCASE("16 local heads; one row per member of the cross product, each with a reason") {
+    CHECK(plan.shape.n_local_heads() == 16);
+    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 4 * 4);
+    std::set<std::string> configs;
+    for (const PlanRow& row : plan.rows) {
+      configs.insert(tuner::to_json(row.config));
+      CHECK_FALSE(row.reason.empty());
+    }
+    CHECK(configs.size() == plan.rows.size());
+    int total = 0;
+    for (Fate fate : tuner::kAllFates) total += plan.count(fate);
+    CHECK(total == 432);
+  }
+
+  SUBCASE("BLOCK_H wider than the local heads is pruned_shape, with the figures in the reason") {
+    const PlanRow& row = find_row(plan, 16, 32, 4, 2, 512);
+    CHECK(row.fate == Fate::pruned_shape);
+    CHECK(row.reason == "BLOCK_H 32 > 16 local heads");
+    CHECK_FALSE(row.budget.has_value());
+    CHECK_FALSE(row.compiled.has_value());
+  }
+
+  SUBCASE("the baseline survives and its estimated smem is the kernel's layout") {
+    const PlanRow& row = find_row(plan, 16, 16, 4, 2, 512);
+    CHECK(row.fate == Fate::survivor);
+    REQUIRE(row.budget.has_value());
+    CHECK(row.budget->smem_bytes_per_block ==
+          static_cast<int>(smla::smem_layout(16, 16, 4, 2, smla::kFp8DsMla).total_bytes));
+    REQUIRE(row.compiled.has_value());
+    CHECK(row.compiled->succeeded);
+    CHECK(row.compiled->ptxas.registers > 0);
+    CHECK(row.compiled->occupancy.blocks_per_sm >= 1);
+  }
+
+  SUBCASE("every config over 101376 B is pruned_budget with its byte count in the reason") {
+    int over = 0;
+    for (const PlanRow& row : plan.rows) {
+      if (!row.budget || row.budget->smem_bytes_per_block <= 101376) continue;
+      ++over;
+      CHECK(row.fate == Fate::pruned_budget);
+      CHECK(contains(row.reason, std::to_string(row.budget->smem_bytes_per_block) + " B"));
+      CHECK_FALSE(row.compiled.has_value());  // pruned before any compile
+    }
+    CHECK(over > 0);
+  }
+
+  SUBCASE("BLOCK_T 16 with 8 warps is in the plan with a fate (and 32 with 8 warps)") {
+    for (int stages : {1, 2, 3, 4}) {
+      const PlanRow& row = find_row(plan, 16, 16, 8, stages, 512);
+      CHECK(row.budget.has_value());
+      CHECK(row.fate != Fate::pruned_shape);
+    }
+    CHECK(find_row(plan, 32, 16, 8, 1, 512).fate == Fate::survivor);
+  }
+
+  SUBCASE("configs differing only in TARGET_CTAS share a compile and a fate") {
+    std::set<std::string> compiled_keys;
+    for (const PlanRow& row : plan.rows) {
+      if (row.compiled) {
+        compiled_keys.insert(tuner::compile_key(row.config, tuner::smla_family::parameter_space()));
+      }
+      const PlanRow& base = find_row(plan, row.kernel.block_t, row.kernel.block_h,
+                                     row.kernel.num_warps, row.kernel.num_stages, 128);
+      CHECK(row.fate == base.fate);
+    }
+    CHECK(plan.compile_keys == static_cast<int>(compiled_keys.size()));
+    CHECK(plan.compiles_done == plan.compile_keys);  // cold cache
+    CHECK(plan.pruned_before_compile() ==
+          plan.count(Fate::pruned_shape) + plan.count(Fate::pruned_budget));
+  }
+
+  SUBCASE("the CLI's JSON, on the warm cache: one object per member, nothing recompiled") {
+    const CommandOutput run = run_tuner(
+        "plan --family sparse_mla_decode --arch sm_120 --heads 64 "
+        "--tp 4 --format json --cache-dir " +
+        sm120_plan().cache_dir.path.string());
+    REQUIRE(run.exit_code == 0);
+    const nlohmann::json rows = nlohmann::json::parse(run.out);
+    REQUIRE(rows.is_array());
+    CHECK(rows.size() == 432);
+    for (const nlohmann::json& row : rows) {
+      for (const char* key :
+           {"family", "params", "fate", "reason", "est_smem_bytes", "est_regs", "ptxas_regs",
+            "ptxas_spill_bytes", "blocks_per_sm", "occupancy_limiter", "compile_ms", "cached"}) {
+        CHECK_MESSAGE(row.contains(key), key);
+      }
+      CHECK(row["params"].size() == 5);
+      if (row["fate"] == "pruned_shape") CHECK(row["est_smem_bytes"].is_null());
+      if (row["fate"] == "survivor") CHECK(row["cached"] == true);
+    }
+    CHECK(contains(run.err, "compiled now: 0,"));
+    CHECK(contains(run.err, "survivor " + std::to_string(plan.count(Fate::survivor))));
+  }
+
+  SUBCASE("the audit (sharing the plan's cache) finds no false prunes") {
+    tuner::PlanRequest request = default_request("sm_120");
+    request.audit = true;
+    const PlanResult audit = tuner::plan_sparse_mla_decode(request, sm120_plan().cache);
+    CHECK(audit.false_prunes == 0);
+    // Kept by the budget but spilling after compile: the static model's misses, each listed.
+    CHECK(audit.false_keeps == audit.count(Fate::pruned_after_compile));
+    CHECK(audit.compiles_done == audit.compile_keys - plan.compile_keys);  // only the new ones
+    for (const PlanRow& row : audit.rows) {
+      if (row.fate == Fate::pruned_budget) CHECK(row.compiled.has_value());
+    }
+  }
+}
+
+TEST_CASE("plan: the audit finds no false prunes on sm_90") {
+  TempDir dir;
+  const tuner::CubinCache cache(dir.path);
+  tuner::PlanRequest request = default_request("sm_90");
+  request.audit = true;
+  const PlanResult audit = tuner::plan_sparse_mla_decode(request, cache);
+  CHECK(audit.rows.size() == 432);
+  CHECK(audit.false_prunes == 0);
+  CHECK(audit.count(Fate::survivor) > 0);
+  // sm_90's 227 KB opt-in keeps BLOCK_T 32 with 2+ stages that sm_120 prunes.
+  CHECK(find_row(audit, 32, 16, 4, 2, 512).fate != Fate::pruned_budget);
+}
+
+TEST_CASE("plan CLI: bad input exits 2 with a message naming the input") {
+  TempDir dir;
+  const std::string cache = " --cache-dir " + dir.path.string();
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const fs::path file = dir.path / "a-file";
+  std::ofstream(file) << "x";
+  const Case cases[] = {
+      {"plan --family nope" + cache, "unknown family 'nope'"},
+      {"plan --arch sm_99" + cache, "unknown arch 'sm_99'"},
+      {"plan --kv fp4" + cache, "unknown KV format 'fp4'"},
+      {"plan --heads 64 --tp 5" + cache, "not divisible by tp 5"},
+      {"plan --heads ''" + cache, "--heads needs a positive integer, got ''"},
+      {"plan --topk abc" + cache, "--topk needs a positive integer, got 'abc'"},
+      {"plan --format xml" + cache, "--format 'xml' is not known"},
+      {"plan --jobs -3" + cache, "--jobs"},
+      {"plan --cache-dir " + (file / "cache").string(),
+       "cache directory '" + (file / "cache").string() + "' cannot be used"},
+      {"plan --cache-dir ''", "--cache-dir is empty"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const CommandOutput run = run_tuner(c.args);
+    CHECK(run.exit_code == 2);
+    CHECK_MESSAGE(contains(run.err, c.message), run.err);
+  }
+}
+
+TEST_CASE("plan CLI: --help describes the options") {
+  const CommandOutput run = run_tuner("plan --help");
+  CHECK(run.exit_code == 0);
+  for (const char* option : {"--arch", "--heads", "--tp", "--topk", "--kv", "--format", "--audit",
+                             "--allow-spills", "--cache-dir", "--jobs"}) {
+    CHECK_MESSAGE(contains(run.out, option), option);
+  }
+}

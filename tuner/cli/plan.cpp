@@ -1,0 +1,259 @@
+// `tuner plan`: every member of the family's cross product with its fate and reason, as a table,
+// JSON or CSV. Budgets are checked before any compile; what is left compiles through the cubin
+// cache on a thread pool. --audit compiles what the budget pruned too and judges the static model.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "tuner/cli/commands.hpp"
+#include "tuner/cli/problem_options.hpp"
+#include "tuner/error.hpp"
+#include "tuner/plan.hpp"
+
+namespace po = boost::program_options;
+
+namespace tuner::cli {
+
+namespace {
+
+enum class Format { table, json, csv };
+
+Format parse_format(const std::string& text) {
+  if (text == "table") return Format::table;
+  if (text == "json") return Format::json;
+  if (text == "csv") return Format::csv;
+  throw InputError("--format '" + text + "' is not known: use table, json or csv");
+}
+
+template <typename T>
+nlohmann::json or_null(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+// The row's figures, null where a stage did not run (the same columns in JSON and CSV).
+struct RowFigures {
+  std::optional<int> est_smem_bytes, est_regs, ptxas_regs, ptxas_spill_bytes, ptxas_static_smem;
+  std::optional<int> blocks_per_sm;
+  std::optional<std::string> occupancy_limiter;
+  std::optional<double> compile_ms;
+  std::optional<bool> cached;
+};
+
+RowFigures figures_of(const PlanRow& row) {
+  RowFigures figures;
+  if (row.budget) {
+    figures.est_smem_bytes = row.budget->smem_bytes_per_block;
+    figures.est_regs = row.budget->registers_per_thread;
+  }
+  if (row.compiled) {
+    figures.compile_ms = row.compiled->compile_ms;
+    figures.cached = row.compiled->cached;
+    if (row.compiled->succeeded) {
+      figures.ptxas_regs = row.compiled->ptxas.registers;
+      figures.ptxas_spill_bytes = row.compiled->ptxas.spill_bytes();
+      figures.ptxas_static_smem = row.compiled->ptxas.static_smem_bytes;
+    }
+  }
+  if (const Occupancy* occupancy = row.shown_occupancy()) {
+    figures.blocks_per_sm = occupancy->blocks_per_sm;
+    figures.occupancy_limiter = to_string(occupancy->limiter);
+  }
+  return figures;
+}
+
+const char* verdict_name(AuditVerdict verdict) {
+  switch (verdict) {
+    case AuditVerdict::false_prune:
+      return "false_prune";
+    case AuditVerdict::false_keep:
+      return "false_keep";
+    case AuditVerdict::none:
+      break;
+  }
+  return "agrees";
+}
+
+nlohmann::json to_json_rows(const PlanResult& result) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const PlanRow& row : result.rows) {
+    const RowFigures figures = figures_of(row);
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& [name, value] : row.config.values) params[name] = value;
+    nlohmann::json object = {
+        {"family", result.family},
+        {"params", params},
+        {"fate", std::string(to_string(row.fate))},
+        {"reason", row.reason},
+        {"est_smem_bytes", or_null(figures.est_smem_bytes)},
+        {"est_regs", or_null(figures.est_regs)},
+        {"ptxas_regs", or_null(figures.ptxas_regs)},
+        {"ptxas_spill_bytes", or_null(figures.ptxas_spill_bytes)},
+        {"ptxas_static_smem_bytes", or_null(figures.ptxas_static_smem)},
+        {"blocks_per_sm", or_null(figures.blocks_per_sm)},
+        {"occupancy_limiter", or_null(figures.occupancy_limiter)},
+        {"compile_ms", or_null(figures.compile_ms)},
+        {"cached", or_null(figures.cached)},
+    };
+    if (result.audited) object["audit"] = verdict_name(row.audit);
+    rows.push_back(std::move(object));
+  }
+  return rows;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+template <typename T>
+std::string text_or(const std::optional<T>& value, const std::string& none) {
+  if (!value) return none;
+  if constexpr (std::is_same_v<T, std::string>) {
+    return *value;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return *value ? "true" : "false";
+  } else if constexpr (std::is_same_v<T, double>) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.0f", *value);
+    return buffer;
+  } else {
+    return std::to_string(*value);
+  }
+}
+
+void print_csv(const PlanResult& result) {
+  std::string header = "family";
+  for (const Parameter& parameter : smla_family::parameter_space()) header += "," + parameter.name;
+  header +=
+      ",fate,reason,est_smem_bytes,est_regs,ptxas_regs,ptxas_spill_bytes,"
+      "ptxas_static_smem_bytes,blocks_per_sm,occupancy_limiter,compile_ms,cached";
+  if (result.audited) header += ",audit";
+  std::printf("%s\n", header.c_str());
+  for (const PlanRow& row : result.rows) {
+    const RowFigures f = figures_of(row);
+    std::string line = result.family;
+    for (const auto& entry : row.config.values) line += "," + std::to_string(entry.second);
+    line += "," + std::string(to_string(row.fate)) + "," + csv_field(row.reason);
+    for (const std::string& field :
+         {text_or(f.est_smem_bytes, ""), text_or(f.est_regs, ""), text_or(f.ptxas_regs, ""),
+          text_or(f.ptxas_spill_bytes, ""), text_or(f.ptxas_static_smem, ""),
+          text_or(f.blocks_per_sm, ""), text_or(f.occupancy_limiter, ""),
+          f.compile_ms ? std::to_string(*f.compile_ms) : std::string(), text_or(f.cached, "")}) {
+      line += "," + field;
+    }
+    if (result.audited) line += std::string(",") + verdict_name(row.audit);
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+void print_table(const PlanResult& result) {
+  std::printf("%4s %4s %5s %6s %5s | %8s %7s | %4s %5s %7s | %6s %-13s | %-20s %6s %6s | %s\n",
+              "bt", "bh", "warps", "stages", "ctas", "est_smem", "est_reg", "regs", "spill",
+              "st_smem", "blk/SM", "limiter", "fate", "ms", "cached", "reason");
+  for (const PlanRow& row : result.rows) {
+    const RowFigures f = figures_of(row);
+    const smla_family::KernelConfig& k = row.kernel;
+    std::printf("%4d %4d %5d %6d %5d | %8s %7s | %4s %5s %7s | %6s %-13s | %-20s %6s %6s | %s\n",
+                k.block_t, k.block_h, k.num_warps, k.num_stages, k.target_ctas,
+                text_or(f.est_smem_bytes, "-").c_str(), text_or(f.est_regs, "-").c_str(),
+                text_or(f.ptxas_regs, "-").c_str(), text_or(f.ptxas_spill_bytes, "-").c_str(),
+                text_or(f.ptxas_static_smem, "-").c_str(), text_or(f.blocks_per_sm, "-").c_str(),
+                text_or(f.occupancy_limiter, "-").c_str(), std::string(to_string(row.fate)).c_str(),
+                text_or(f.compile_ms, "-").c_str(), text_or(f.cached, "-").c_str(),
+                row.reason.c_str());
+  }
+}
+
+// Counts and the audit list. Goes to stdout after a table, to stderr after JSON or CSV so that
+// stdout stays one parseable document.
+void print_summary(std::FILE* out, const PlanResult& result, double wall_s) {
+  std::fprintf(out, "fates (%zu configs):", result.rows.size());
+  for (Fate fate : kAllFates) {
+    std::fprintf(out, " %s %d", std::string(to_string(fate)).c_str(), result.count(fate));
+  }
+  std::fprintf(out,
+               "\npruned before compile: %d; compile keys: %d, compiled now: %d, from cache: %d; "
+               "%.1f s\n",
+               result.pruned_before_compile(), result.compile_keys, result.compiles_done,
+               result.compile_keys - result.compiles_done, wall_s);
+  if (!result.audited) return;
+  std::fprintf(out, "audit: false prunes %d, false keeps %d\n", result.false_prunes,
+               result.false_keeps);
+  for (const PlanRow& row : result.rows) {
+    if (row.audit == AuditVerdict::none) continue;
+    // A false prune shows the budget's reason next to what the compile found.
+    const std::string budget_reason =
+        row.audit == AuditVerdict::false_prune ? " (budget: " + row.reason + ")" : "";
+    std::fprintf(out, "  %s %s: %s%s\n", verdict_name(row.audit), describe(row.config).c_str(),
+                 row.audit_note.c_str(), budget_reason.c_str());
+  }
+}
+
+}  // namespace
+
+int run_plan(const Args& args) {
+  ProblemOptions problem;
+  std::string arch_name = "sm_120";
+  std::string format_name = "table";
+  std::string cache_dir;
+  std::string jobs_text = "0";
+  bool audit = false;
+  bool allow_spills = false;
+  bool cache_dir_given = false;
+  po::options_description options("plan options");
+  add_problem_options(options, problem);
+  options.add_options()("arch", po::value(&arch_name)->default_value(arch_name),
+                        ("target arch whose limits prune configs: " + known_arch_names()).c_str())(
+      "format", po::value(&format_name)->default_value(format_name), "table | json | csv")(
+      "audit", po::bool_switch(&audit),
+      "also compile what the budget pruned; report false prunes and false keeps")(
+      "allow-spills", po::bool_switch(&allow_spills),
+      "keep configs whose ptxas report shows spills")(
+      "cache-dir",
+      po::value(&cache_dir)->notifier([&](const std::string&) { cache_dir_given = true; }),
+      "cubin cache directory (default $XDG_CACHE_HOME/tuner or ~/.cache/tuner)")(
+      "jobs", po::value(&jobs_text)->default_value(jobs_text), "compile threads; 0: all cores");
+  if (!parse_or_help("plan", "--arch sm_120 --heads 64 --tp 4 [options]", options, args)) return 0;
+
+  PlanRequest request;
+  request.shape = parse_problem(problem);
+  const Format format = parse_format(format_name);
+  request.jobs =
+      jobs_text == "0" ? 0u : static_cast<unsigned>(parse_positive_int(jobs_text, "jobs"));
+  request.audit = audit;
+  request.allow_spills = allow_spills;
+  std::vector<ArchDisagreement> disagreements;
+  request.arch = plan_arch(arch_name, &disagreements);
+  // An empty --cache-dir is refused by CubinCache rather than read as "use the default".
+  const CubinCache cache(cache_dir_given ? std::filesystem::path(cache_dir) : default_cache_dir());
+
+  std::FILE* info = format == Format::table ? stdout : stderr;
+  std::fprintf(info,
+               "tuner plan: %s, %d heads / TP %d = %d local heads, topk %d, kv %s, %s (%s), "
+               "NVRTC %s, cache %s\n",
+               smla_family::kFamilyName, request.shape.n_heads, request.shape.attn_tp,
+               request.shape.n_local_heads(), request.shape.topk,
+               std::string(smla_family::to_string(request.shape.kv_format)).c_str(),
+               request.arch.name.c_str(), request.arch.source.c_str(), nvrtc_version().c_str(),
+               cache.dir().c_str());
+  if (!disagreements.empty()) {
+    std::fprintf(info, "arch table vs device:\n%s\n", format_disagreements(disagreements).c_str());
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const PlanResult result = plan_sparse_mla_decode(request, cache);
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (format == Format::json) std::cout << to_json_rows(result).dump(1) << "\n" << std::flush;
+  if (format == Format::csv) print_csv(result);
+  if (format == Format::table) print_table(result);
+  std::fflush(stdout);
+  print_summary(info, result, wall_s);
+  return 0;
+}
+
+}  // namespace tuner::cli

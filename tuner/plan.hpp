@@ -1,0 +1,113 @@
+#pragma once
+// The planning engine: every member of a family's cross product gets exactly one fate and one
+// reason a person can read, decided in order pruned_shape -> pruned_budget (static budgets against
+// the Arch, before any compile) -> compile_failed -> pruned_after_compile (ptxas's real figures)
+// -> survivor. Configs that differ only in launch-only parameters share one compile; compiles run
+// on a thread pool through the on-disk cubin cache.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/sparse_mla_decode/resources.hpp"
+#include "kernels/sparse_mla_decode/shape.hpp"
+#include "kernels/sparse_mla_decode/space.hpp"
+#include "tuner/arch.hpp"
+#include "tuner/config.hpp"
+#include "tuner/cubin_cache.hpp"
+#include "tuner/nvrtc.hpp"
+#include "tuner/occupancy.hpp"
+
+namespace tuner {
+
+enum class Fate { pruned_shape, pruned_budget, compile_failed, pruned_after_compile, survivor };
+
+inline constexpr Fate kAllFates[] = {Fate::pruned_shape, Fate::pruned_budget, Fate::compile_failed,
+                                     Fate::pruned_after_compile, Fate::survivor};
+
+// "pruned_shape", "pruned_budget", "compile_failed", "pruned_after_compile", "survivor"
+std::string_view to_string(Fate fate);
+
+struct PlanRequest {
+  smla_family::Shape shape;
+  Arch arch;                  // the limits budgets are checked against
+  bool allow_spills = false;  // keep configs whose ptxas report shows spills
+  bool audit = false;         // also compile what the budget pruned and judge the static model
+  unsigned jobs = 0;          // compile threads; 0: all cores
+};
+
+// The split kernel's figures after a compile.
+struct CompiledFigures {
+  bool succeeded = false;  // false: NVRTC rejected the source (ptxas and occupancy unset)
+  PtxasReport ptxas;
+  Occupancy occupancy;  // with ptxas's registers and static + dynamic shared memory
+  double compile_ms = 0.0;
+  bool cached = false;
+};
+
+// What an audit compile says about a budget decision.
+enum class AuditVerdict {
+  none,         // not audited, or the static model agreed with the compile
+  false_prune,  // pruned_budget, but the compiled kernel fits every limit
+  false_keep,   // kept by the budget, but over a limit after compile (pruned_after_compile)
+};
+
+struct PlanRow {
+  Config config;
+  smla_family::KernelConfig kernel;
+  Fate fate = Fate::survivor;
+  std::string reason;  // why this fate; for survivors, their occupancy in words
+  // Set from the budget stage on (absent for pruned_shape).
+  std::optional<smla_family::StaticBudget> budget;
+  std::optional<Occupancy> budget_occupancy;  // with the estimated registers
+  // Set when a compile ran for this row (always for compile_failed and later, and for audited
+  // pruned_budget rows).
+  std::optional<CompiledFigures> compiled;
+  std::string compile_log;  // NVRTC's log, kept for compile_failed
+  AuditVerdict audit = AuditVerdict::none;
+  std::string audit_note;  // why the verdict, for the audit list
+
+  // The occupancy to show: after compile when a compile ran, else the budget's.
+  const Occupancy* shown_occupancy() const;
+};
+
+struct PlanResult {
+  std::string family;
+  smla_family::Shape shape;
+  Arch arch;
+  std::vector<PlanRow> rows;  // in cross-product order, one per member
+  int compile_keys = 0;       // distinct compiles the plan needed (audit ones included)
+  int compiles_done = 0;      // of those, compiled now (not from the cache)
+  bool audited = false;
+  int false_prunes = 0;
+  int false_keeps = 0;
+
+  int count(Fate fate) const;
+  int pruned_before_compile() const {
+    return count(Fate::pruned_shape) + count(Fate::pruned_budget);
+  }
+};
+
+// The budget stage alone: a reason when the config cannot run on `arch` by the static model,
+// empty otherwise. `occupancy` receives the budget occupancy.
+std::string budget_prune_reason(const smla_family::StaticBudget& budget, const Arch& arch,
+                                Occupancy* occupancy);
+
+// After compile: a reason when ptxas's figures rule the config out, empty otherwise.
+std::string after_compile_prune_reason(const CompiledFigures& figures,
+                                       const smla_family::StaticBudget& budget, const Arch& arch,
+                                       bool allow_spills);
+
+// Plans the sparse MLA decode family. Throws InputError for an invalid shape.
+PlanResult plan_sparse_mla_decode(const PlanRequest& request, const CubinCache& cache);
+
+}  // namespace tuner
+
+namespace tuner {
+
+// The Arch a plan for `name` checks against: the table entry, or, when GPU 0 has that compute
+// capability, the device's own limits (`disagreements` lists where they differ from the table).
+// Never requires a GPU. Throws InputError for an unknown arch name.
+Arch plan_arch(std::string_view name, std::vector<ArchDisagreement>* disagreements);
+
+}  // namespace tuner
