@@ -44,7 +44,8 @@ Timing summarize(std::vector<double> samples_us) {
   return timing;
 }
 
-Timing time_graph(const Enqueue& enqueue, cuda::Stream& stream, const MeasureOptions& options) {
+Timing time_graph(const Enqueue& enqueue, cuda::Stream& stream, const MeasureOptions& options,
+                  std::vector<double>* samples_out) {
   refuse_capturing(stream);
   cuda::begin_capture(stream, "time_graph capture");
   try {
@@ -74,6 +75,7 @@ Timing time_graph(const Enqueue& enqueue, cuda::Stream& stream, const MeasureOpt
       break;
     }
   }
+  if (samples_out != nullptr) *samples_out = samples_us;
   return summarize(samples_us);
 }
 

@@ -8,6 +8,8 @@ const std::vector<Command>& commands() {
       {"plan", "prune the config space by resource budgets, compile the rest, give every config a fate",
        run_plan},
       {"bench", "time configs on the GPU (verified first) against the copy bandwidth", run_bench},
+      {"sweep", "verify and time every survivor per batch size into a SQLite DB, pick winners", run_sweep},
+      {"sweep-worker", "(internal) the GPU process of tuner sweep", run_sweep_worker},
   };
   return list;
 }

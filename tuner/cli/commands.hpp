@@ -19,5 +19,7 @@ const std::vector<Command>& commands();
 int run_check(const Args& args);
 int run_plan(const Args& args);
 int run_bench(const Args& args);
+int run_sweep(const Args& args);
+int run_sweep_worker(const Args& args);
 
 }  // namespace tuner::cli

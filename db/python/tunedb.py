@@ -1,0 +1,185 @@
+"""Python access to tunedb (libtunedb.so) through ctypes: look up tuned kernel configurations in a
+frozen tuning DB. No build step; the library is found via $TUNEDB_LIBRARY, next to this module, or
+in the usual build directories.
+
+    from tunedb import TuningDb
+    with TuningDb("frozen.db") as db:
+        found = db.lookup("sparse_mla_decode", "sm_120", n_heads=64, attn_tp=4, topk=2048,
+                          kv_format="fp8_ds_mla", page_size=64, batch=8)
+        found.how, found.params, found.tuned_batch, found.median_us, found.device_name
+
+Lookup rules (exact / bucket / default / not_found) are those of db/tunedb/tunedb.hpp.
+"""
+
+import ctypes
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Optional
+
+__all__ = ["TuningDb", "Lookup", "TunedbError", "verify", "load_library"]
+
+_STATUS_NAMES = {1: "input", 2: "db", 3: "internal"}
+
+
+class TunedbError(Exception):
+    """A failed tunedb call. `kind` is "input" (missing, foreign or newer file; bad argument),
+    "db" (damaged file, checksum mismatch) or "internal"."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class _Param(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_int64)]
+
+
+class _Result(ctypes.Structure):
+    _fields_ = [
+        ("how", ctypes.c_int),
+        ("miss", ctypes.c_int),
+        ("tuned_batch", ctypes.c_int),
+        ("default_kept", ctypes.c_int),
+        ("median_us", ctypes.c_double),
+        ("run_id", ctypes.c_int64),
+        ("params", ctypes.POINTER(_Param)),
+        ("n_params", ctypes.c_size_t),
+        ("params_json", ctypes.c_char_p),
+        ("measured_arch", ctypes.c_char_p),
+        ("device_name", ctypes.c_char_p),
+        ("cubin", ctypes.c_void_p),
+        ("cubin_size", ctypes.c_size_t),
+        ("kernel_names", ctypes.c_char_p),
+    ]
+
+
+@dataclass(frozen=True)
+class Lookup:
+    how: str  # "exact", "bucket", "default", "not_found"
+    miss: str  # "none", "arch_not_in_db", "family_not_in_db", "shape_not_tuned"
+    params: Dict[str, int] = field(default_factory=dict)
+    params_json: str = ""
+    tuned_batch: int = 0
+    median_us: float = float("nan")
+    run_id: int = 0
+    measured_arch: str = ""
+    device_name: str = ""
+    default_kept: bool = False
+    cubin: Optional[bytes] = None
+    kernel_names: tuple = ()
+
+
+def _candidate_paths():
+    env = os.environ.get("TUNEDB_LIBRARY")
+    if env:
+        yield Path(env)
+        return
+    here = Path(__file__).resolve().parent
+    yield here / "libtunedb.so"
+    root = here.parent.parent
+    for build in sorted(root.glob("build*/db/libtunedb.so")):
+        yield build
+
+
+def load_library(path: Optional[str] = None) -> ctypes.CDLL:
+    """Loads libtunedb.so from `path`, $TUNEDB_LIBRARY, next to this module or a build dir."""
+    candidates = [Path(path)] if path else list(_candidate_paths())
+    for candidate in candidates:
+        if candidate.exists():
+            return _declare(ctypes.CDLL(str(candidate)))
+    raise TunedbError(
+        "input",
+        "libtunedb.so not found (looked at: %s): build the `tunedb` target and set "
+        "TUNEDB_LIBRARY to its path" % ", ".join(str(c) for c in candidates),
+    )
+
+
+def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
+    handle_p = ctypes.c_void_p
+    lib.tunedb_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(handle_p)]
+    lib.tunedb_open.restype = ctypes.c_int
+    lib.tunedb_lookup.argtypes = [
+        handle_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+        ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.POINTER(_Result),
+    ]
+    lib.tunedb_lookup.restype = ctypes.c_int
+    lib.tunedb_verify.argtypes = [ctypes.c_char_p]
+    lib.tunedb_verify.restype = ctypes.c_int
+    lib.tunedb_close.argtypes = [handle_p]
+    lib.tunedb_close.restype = None
+    lib.tunedb_last_error.argtypes = []
+    lib.tunedb_last_error.restype = ctypes.c_char_p
+    for name in ("tunedb_how_name", "tunedb_miss_name"):
+        getattr(lib, name).argtypes = [ctypes.c_int]
+        getattr(lib, name).restype = ctypes.c_char_p
+    return lib
+
+
+def _check(lib: ctypes.CDLL, status: int) -> None:
+    if status != 0:
+        message = lib.tunedb_last_error().decode("utf-8", "replace")
+        raise TunedbError(_STATUS_NAMES.get(status, "internal"), message)
+
+
+def _text(value: Optional[bytes]) -> str:
+    return value.decode("utf-8") if value else ""
+
+
+def verify(path: str, library: Optional[str] = None) -> None:
+    """Raises TunedbError unless `path` is a frozen DB whose checksum still matches."""
+    lib = load_library(library)
+    _check(lib, lib.tunedb_verify(os.fsencode(path)))
+
+
+class TuningDb:
+    """A frozen tuning DB (or a tuning store) opened read-only; lookups are thread-safe."""
+
+    def __init__(self, path: str, library: Optional[str] = None):
+        self._lib = load_library(library)
+        handle = ctypes.c_void_p()
+        _check(self._lib, self._lib.tunedb_open(os.fsencode(path), ctypes.byref(handle)))
+        self._handle = handle
+
+    def lookup(self, family: str, arch: str, *, n_heads: int, attn_tp: int, topk: int,
+               kv_format: str, page_size: int, batch: int) -> Lookup:
+        if self._handle is None:
+            raise TunedbError("input", "lookup on a closed TuningDb")
+        result = _Result()
+        _check(self._lib, self._lib.tunedb_lookup(
+            self._handle, family.encode(), arch.encode(), n_heads, attn_tp, topk,
+            kv_format.encode(), page_size, batch, ctypes.byref(result)))
+        params = {result.params[i].name.decode(): result.params[i].value
+                  for i in range(result.n_params)}
+        cubin = ctypes.string_at(result.cubin, result.cubin_size) if result.cubin else None
+        return Lookup(
+            how=_text(self._lib.tunedb_how_name(result.how)),
+            miss=_text(self._lib.tunedb_miss_name(result.miss)),
+            params=params,
+            params_json=_text(result.params_json),
+            tuned_batch=result.tuned_batch,
+            median_us=result.median_us,
+            run_id=result.run_id,
+            measured_arch=_text(result.measured_arch),
+            device_name=_text(result.device_name),
+            default_kept=bool(result.default_kept),
+            cubin=cubin,
+            kernel_names=tuple(n for n in _text(result.kernel_names).split("\n") if n),
+        )
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._lib.tunedb_close(self._handle)
+            self._handle = None
+
+    def __enter__(self) -> "TuningDb":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone already
+            pass

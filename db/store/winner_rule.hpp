@@ -1,0 +1,44 @@
+#pragma once
+// The noise-aware winner rule: a tuned config replaces the family's default only when it is
+// faster by more than the measurement noise AND its timing distribution does not overlap the
+// default's. Pure function, no I/O.
+//
+// Rule (with gain = (default.median - best.median) / default.median and
+//       noise = max(best.rel_spread, default.rel_spread, kNoiseFloorRel)):
+//   1. either timing has fewer than kMinSamples samples -> default kept (no spread to judge by);
+//   2. gain <= 0                                         -> default kept (not faster);
+//   3. gain <= noise                                     -> default kept (within noise);
+//   4. best.p90_us >= default.p10_us                     -> default kept (distributions overlap);
+//   5. otherwise                                         -> tuned.
+// The 1 % floor stands for run-to-run drift (clocks, placement) that one run's spread does not
+// show. Keeping the default on a tie is deliberate: a change must pay for itself, since a retune
+// on another day would otherwise flip between equivalent configs.
+#include <string>
+
+#include "db/store/records.hpp"
+
+namespace tuner::db {
+
+inline constexpr double kNoiseFloorRel = 0.01;
+inline constexpr int kMinSamples = 3;
+
+struct Timing {
+  double median_us = 0.0;
+  double p10_us = 0.0;
+  double p90_us = 0.0;
+  int samples = 0;
+  double rel_spread = 0.0;  // (p90_us - p10_us) / median_us
+};
+
+struct WinnerDecision {
+  Decision decision = Decision::default_kept;
+  double gain_rel = 0.0;            // best's measured gain over the default (negative: slower)
+  double noise_rel = 0.0;           // the threshold the gain had to beat
+  double speedup_vs_default = 1.0;  // of the chosen config: 1.0 when the default is kept
+  std::string reason;               // "default kept: 1.2% faster is within noise (spread 1.5%)"
+};
+
+// Throws std::invalid_argument when a timing is not finite, not positive, or p10 > median > p90.
+WinnerDecision decide_winner(const Timing& best, const Timing& default_timing);
+
+}  // namespace tuner::db

@@ -1,0 +1,52 @@
+// tunedb_make_fixture OUT_DIR: writes OUT_DIR/store.db (the winners of db/tools/fixture.hpp) and
+// OUT_DIR/frozen.db (its sm_120 winners, frozen with small marked cubin images).
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <string>
+
+#include "db/tools/fixture.hpp"
+#include "db/tunedb/freeze.hpp"
+
+namespace {
+
+// Test images: the bytes name what they stand for, so a reader can check it got the right one.
+tunedb::CubinImage fixture_image(const tunedb::CubinRequest& request) {
+  const std::string text = "fixture cubin " + request.arch + " " + request.params_json;
+  return {std::vector<char>(text.begin(), text.end()), {"_Z17sparse_mla_decodev"}};
+}
+
+void remove_db(const std::filesystem::path& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    std::filesystem::remove(path.string() + suffix);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: tunedb_make_fixture OUT_DIR\n");
+    return 2;
+  }
+  try {
+    const std::filesystem::path dir = argv[1];
+    std::filesystem::create_directories(dir);
+    remove_db(dir / "store.db");
+    remove_db(dir / "frozen.db");
+    {
+      tuner::db::Store store = tuner::db::Store::open(dir / "store.db");
+      tuner::db::fixture::write_fixture_winners(store);
+    }
+    tunedb::FreezeOptions options;
+    options.budget_arch = "sm_120";
+    const tunedb::FreezeSummary summary =
+        tunedb::freeze(dir / "store.db", dir / "frozen.db", options, fixture_image);
+    std::printf("wrote %s (%zu winners, %zu cubins, %s)\n", summary.path.c_str(), summary.winners,
+                summary.cubins, summary.checksum.c_str());
+    return 0;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "tunedb_make_fixture: error: %s\n", error.what());
+    return 1;
+  }
+}

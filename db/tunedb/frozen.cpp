@@ -1,0 +1,251 @@
+#include "db/tunedb/frozen.hpp"
+
+#include <sqlite3.h>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <system_error>
+
+#include "db/tunedb/format.hpp"
+
+namespace tunedb::detail {
+
+using tuner::db::Connection;
+using tuner::db::DbError;
+using tuner::db::DbInputError;
+using tuner::db::Statement;
+
+const char* const kFrozenSchemaSql = R"sql(
+CREATE TABLE metadata(
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE defaults(
+  family TEXT PRIMARY KEY,
+  params_json TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE winners(
+  family TEXT NOT NULL,
+  budget_arch TEXT NOT NULL,
+  measured_arch TEXT NOT NULL,
+  device_name TEXT NOT NULL,
+  n_heads INTEGER NOT NULL,
+  attn_tp INTEGER NOT NULL,
+  topk INTEGER NOT NULL,
+  kv_format TEXT NOT NULL,
+  page_size INTEGER NOT NULL,
+  batch INTEGER NOT NULL,
+  params_json TEXT NOT NULL,
+  median_us REAL NOT NULL,
+  default_params_json TEXT NOT NULL,
+  default_median_us REAL NOT NULL,
+  speedup_vs_default REAL NOT NULL,
+  noise_rel REAL NOT NULL,
+  decision TEXT NOT NULL CHECK (decision IN ('tuned', 'default_kept')),
+  reason TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  run_id INTEGER NOT NULL,
+  bytes_moved INTEGER,
+  PRIMARY KEY (family, budget_arch, n_heads, attn_tp, topk, kv_format, page_size, batch)
+) WITHOUT ROWID;
+CREATE TABLE cubins(
+  family TEXT NOT NULL,
+  arch TEXT NOT NULL,
+  params_json TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  kernel_names TEXT NOT NULL,
+  bytes BLOB NOT NULL,
+  PRIMARY KEY (family, arch, params_json, source_hash)
+) WITHOUT ROWID;
+)sql";
+
+namespace {
+
+struct TableSpec {
+  const char* name;
+  const char* select;  // every column, in primary-key order
+};
+
+// The fixed order of the checksum. The checksum row itself is left out of metadata.
+constexpr std::array kChecksumTables = {
+    TableSpec{"metadata", "SELECT key, value FROM metadata WHERE key <> 'checksum' ORDER BY key"},
+    TableSpec{"defaults", "SELECT family, params_json FROM defaults ORDER BY family"},
+    TableSpec{"winners",
+              "SELECT family, budget_arch, measured_arch, device_name, n_heads, attn_tp, topk, "
+              "kv_format, page_size, batch, params_json, median_us, default_params_json, "
+              "default_median_us, speedup_vs_default, noise_rel, decision, reason, source_hash, "
+              "run_id, bytes_moved FROM winners ORDER BY family, budget_arch, n_heads, attn_tp, "
+              "topk, kv_format, page_size, batch"},
+    TableSpec{"cubins",
+              "SELECT family, arch, params_json, source_hash, kernel_names, bytes FROM cubins "
+              "ORDER BY family, arch, params_json, source_hash"},
+};
+
+void hash_u64(Fnv1a64& hash, std::uint64_t value) {
+  std::array<unsigned char, 8> bytes{};
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    bytes[i] = static_cast<unsigned char>(value >> (8 * i));  // little endian on every host
+  }
+  hash.update(bytes.data(), bytes.size());
+}
+
+void hash_tag(Fnv1a64& hash, char tag) { hash.update(&tag, 1); }
+
+void hash_bytes(Fnv1a64& hash, char tag, const void* data, std::size_t size) {
+  hash_tag(hash, tag);
+  hash_u64(hash, size);
+  hash.update(data, size);
+}
+
+void hash_text(Fnv1a64& hash, std::string_view text) {
+  hash_bytes(hash, 'T', text.data(), text.size());
+}
+
+void hash_column(Fnv1a64& hash, sqlite3_stmt* stmt, int column) {
+  switch (sqlite3_column_type(stmt, column)) {
+    case SQLITE_INTEGER:
+      hash_tag(hash, 'I');
+      hash_u64(hash, static_cast<std::uint64_t>(sqlite3_column_int64(stmt, column)));
+      break;
+    case SQLITE_FLOAT: {
+      const double value = sqlite3_column_double(stmt, column);
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &value, sizeof bits);
+      hash_tag(hash, 'F');
+      hash_u64(hash, bits);
+      break;
+    }
+    case SQLITE_TEXT: {
+      const auto* text = sqlite3_column_text(stmt, column);
+      hash_bytes(hash, 'T', text, static_cast<std::size_t>(sqlite3_column_bytes(stmt, column)));
+      break;
+    }
+    case SQLITE_BLOB: {
+      const void* blob = sqlite3_column_blob(stmt, column);
+      hash_bytes(hash, 'B', blob, static_cast<std::size_t>(sqlite3_column_bytes(stmt, column)));
+      break;
+    }
+    default:
+      hash_tag(hash, 'N');
+  }
+}
+
+void hash_table(Fnv1a64& hash, const Connection& connection, const TableSpec& table) {
+  Statement schema =
+      connection.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1");
+  schema.bind(1, std::string_view(table.name));
+  hash_text(hash, table.name);
+  hash_text(hash, schema.step() ? schema.column_text(0) : std::string());
+  Statement rows = connection.prepare(table.select);
+  const int columns = rows.column_count();
+  while (rows.step()) {
+    hash_tag(hash, 'R');
+    for (int column = 0; column < columns; ++column) hash_column(hash, rows.get(), column);
+  }
+  hash_tag(hash, 'E');
+}
+
+}  // namespace
+
+void Fnv1a64::update(const void* data, std::size_t size) noexcept {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < size; ++i) {
+    hash_ ^= bytes[i];
+    hash_ *= 0x100000001b3ULL;
+  }
+}
+
+std::string frozen_checksum(const Connection& connection) {
+  Fnv1a64 hash;
+  hash_text(hash, "tunedb-frozen-checksum-v1");
+  for (const TableSpec& table : kChecksumTables) hash_table(hash, connection, table);
+  char text[32];
+  std::snprintf(text, sizeof text, "fnv1a64:%016llx",
+                static_cast<unsigned long long>(hash.value()));
+  return text;
+}
+
+void check_db_path(const std::filesystem::path& path, const std::string& what) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (status.type() == std::filesystem::file_type::not_found) {
+    throw DbInputError(what + " " + path.string() +
+                       " does not exist: pass the path of a file written by `tuner freeze` or "
+                       "of a tuning store written by `tuner sweep`");
+  }
+  if (status.type() == std::filesystem::file_type::directory) {
+    throw DbInputError(what + " " + path.string() + " is a directory: pass the DB file itself");
+  }
+}
+
+std::string check_checksum(const Connection& connection, const std::string& path) {
+  std::string stored = metadata_value(connection, "checksum").value_or("(none)");
+  const std::string computed = frozen_checksum(connection);
+  if (computed != stored) {
+    throw DbError("checksum mismatch in frozen tuning DB " + path + ": metadata says '" + stored +
+                      "', the content hashes to '" + computed +
+                      "'; the file changed after freezing (corruption or an edit): freeze it "
+                      "again from the store or restore a good copy",
+                  path);
+  }
+  return stored;
+}
+
+bool has_table(const Connection& connection, std::string_view name) {
+  Statement statement =
+      connection.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1");
+  statement.bind(1, name);
+  return statement.step();
+}
+
+std::optional<std::string> metadata_value(const Connection& connection, std::string_view key) {
+  if (!has_table(connection, "metadata")) return std::nullopt;
+  Statement statement = connection.prepare("SELECT value FROM metadata WHERE key = ?1");
+  statement.bind(1, key);
+  if (!statement.step()) return std::nullopt;
+  return statement.column_text(0);
+}
+
+FileKind inspect_file(const Connection& connection, const std::string& path) {
+  const std::int64_t application_id = connection.query_int64("PRAGMA application_id");
+  if (application_id != 0 && application_id != kApplicationId) {
+    throw DbInputError(path + " is not a tuning DB (SQLite application_id " +
+                       std::to_string(application_id) +
+                       " belongs to another program): pass a tuning store or a frozen DB");
+  }
+  FileKind kind;
+  kind.schema_version = static_cast<int>(connection.query_int64("PRAGMA user_version"));
+  kind.frozen = metadata_value(connection, "frozen") == "1";
+  const int known = kind.frozen ? kFrozenSchemaVersion : kStoreSchemaVersion;
+  const char* what = kind.frozen ? "frozen tuning DB" : "tuning store";
+  if (kind.schema_version > known) {
+    throw DbInputError(path + " is a " + what + " with schema version " +
+                       std::to_string(kind.schema_version) + ", newer than the version " +
+                       std::to_string(known) +
+                       " this build reads: use a newer tuner/tunedb, or a DB written by this one");
+  }
+  if (kind.schema_version == 0 || !has_table(connection, "winners")) {
+    throw DbInputError(path + " is not a tuning DB (schema version " +
+                       std::to_string(kind.schema_version) +
+                       ", no winners table): pass a tuning store written by `tuner sweep` or a "
+                       "file written by `tuner freeze`");
+  }
+  return kind;
+}
+
+bool is_damage(const DbError& error) noexcept {
+  const int primary = error.primary_code();
+  return primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT || primary == SQLITE_IOERR;
+}
+
+DbError reading_error(const DbError& error, const std::string& path) {
+  if (is_damage(error)) {
+    return error.with_context("cannot read tuning DB " + path +
+                              ": the file is corrupted, truncated or not a SQLite database; "
+                              "freeze it again from the store or restore a good copy");
+  }
+  return error.with_context("reading tuning DB " + path);
+}
+
+}  // namespace tunedb::detail

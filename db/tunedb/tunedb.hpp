@@ -1,0 +1,135 @@
+#pragma once
+// tunedb: the serving-side lookup of tuned kernel configurations. Depends on SQLite only (no CUDA,
+// no tuner/). Open once at startup; lookups are then noexcept, allocation-free, O(log n) and
+// safe from any number of threads (the object is immutable after open).
+//
+// Lookup rules for (family, arch, shape, batch):
+//   exact    the shape has a winner tuned at this batch.
+//   bucket   the shape has winners, none at this batch: the smallest tuned batch >= the asked one,
+//            or the largest tuned batch when the asked one is above all (tuned_batch < batch
+//            then says so). Batches below 1 are looked up as 1.
+//   default  nothing tuned for the shape on this arch: the family's default config; `miss` says
+//            why (arch_not_in_db: the file was frozen for other archs, e.g. an sm_90 file asked
+//            for sm_120 -- a deployment mismatch worth logging; family_not_in_db; shape_not_tuned).
+//   not_found  as default, but no default config is known for the family (config == nullptr).
+// "arch" is the budget (deployment) arch the winners were tuned for, e.g. sm_120. A winner tuned
+// for sm_120 may have been timed on another GPU: measured_arch and device_name say where, so an
+// H200 timing is never mistaken for an sm_120 one.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "db/sqlite/error.hpp"
+
+namespace tunedb {
+
+using tuner::db::DbError;       // a damaged file, a failed SQLite call
+using tuner::db::DbInputError;  // a missing, foreign or newer file; a bad option
+
+struct Param {
+  std::string_view name;
+  std::int64_t value = 0;
+};
+
+// One kernel configuration. Lives as long as the TuningDb that returned it.
+struct Config {
+  std::vector<Param> params;     // sorted by name
+  std::string_view params_json;  // canonical: {"block_h":16,"block_t":16,...}
+  std::size_t index = 0;         // position among the TuningDb's configs
+
+  std::optional<std::int64_t> value(std::string_view name) const noexcept;
+};
+
+// A compiled kernel image frozen next to the winners (a frozen file only).
+struct Cubin {
+  std::vector<char> bytes;
+  std::vector<std::string_view> kernel_names;  // mangled names, as cuModuleGetFunction wants
+  std::string_view kernel_names_text;          // the same, one per line
+};
+
+struct Shape {
+  int n_heads = 0;
+  int attn_tp = 0;
+  int topk = 0;
+  std::string_view kv_format;
+  int page_size = 0;
+};
+
+enum class How { exact, bucket, default_config, not_found };
+enum class Miss { none, arch_not_in_db, family_not_in_db, shape_not_tuned };
+const char* how_name(How how) noexcept;     // "exact", "bucket", "default", "not_found"
+const char* miss_name(Miss miss) noexcept;  // "none", "arch_not_in_db", ...
+
+struct Lookup {
+  const Config* config = nullptr;  // nullptr only for How::not_found
+  How how = How::not_found;
+  Miss miss = Miss::none;  // none for exact and bucket
+  int tuned_batch = 0;     // the winner's batch; 0 for default / not_found
+  double median_us = std::numeric_limits<double>::quiet_NaN();  // winner's time; NaN otherwise
+  std::int64_t run_id = 0;         // the sweep that found the winner; 0 otherwise
+  std::string_view measured_arch;  // where the winner was timed ("sm_90"); "" otherwise
+  std::string_view device_name;    // "NVIDIA H200"; "" otherwise
+  bool default_kept = false;       // the sweep found nothing faster than the default beyond noise
+  const Cubin* cubin = nullptr;    // the frozen image for config and arch, when there is one
+};
+
+struct DefaultConfig {
+  std::string family;
+  std::string params_json;  // a flat JSON object of integers
+};
+
+struct OpenOptions {
+  // Added to (and overriding) the defaults table of a frozen file, or the default configs the
+  // sweeps recorded in a store.
+  std::vector<DefaultConfig> defaults;
+  // Keep only winners timed on this device; needed when a store holds winners of several devices
+  // for the same arch and shape (open refuses to guess).
+  std::optional<std::string> device_name;
+  // Recompute a frozen file's checksum at open (a few ms per MB of cubins).
+  bool verify_checksum = true;
+};
+
+struct DbInfo {
+  std::string path;
+  bool frozen = false;
+  int schema_version = 0;
+  std::string checksum;                    // frozen files only
+  std::vector<std::string> budget_arches;  // sorted
+  std::vector<std::string> device_names;   // sorted
+  std::size_t winners = 0;
+  std::size_t cubins = 0;
+};
+
+class TuningDb {
+ public:
+  // Opens a frozen file (read-only, immutable, checksum verified) or a tuning store (read-only)
+  // and loads every winner. Throws DbInputError for a missing, foreign or newer file and for
+  // malformed options, DbError for a damaged one.
+  static TuningDb open(const std::filesystem::path& path, const OpenOptions& options = {});
+
+  TuningDb(TuningDb&& other) noexcept;
+  TuningDb& operator=(TuningDb&& other) noexcept;
+  ~TuningDb();
+
+  Lookup lookup(std::string_view family, std::string_view arch, const Shape& shape,
+                int batch) const noexcept;
+
+  const DbInfo& info() const noexcept;
+  // Every distinct config (winners and defaults), indexed by Config::index.
+  std::size_t config_count() const noexcept;
+  const Config& config(std::size_t index) const noexcept;
+
+  struct Data;  // defined in tuning_db.cpp
+
+ private:
+  explicit TuningDb(std::unique_ptr<const Data> data) noexcept;
+  std::unique_ptr<const Data> data_;
+};
+
+}  // namespace tunedb

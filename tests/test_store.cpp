@@ -1,0 +1,555 @@
+// The tuning store (db/store): schema, runs, problems, trials and their resume key, winners, the
+// winner rule. Every case works on real SQLite files in a fresh temporary directory.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include "db/sqlite/sqlite.hpp"
+#include "db/store/store.hpp"
+#include "db/tools/fixture.hpp"
+#include "db/tunedb/freeze.hpp"
+
+namespace fs = std::filesystem;
+using namespace tuner::db;
+
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "test_store_XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  fs::path path_;
+};
+
+RunInfo sweep_run() { return fixture::fixture_run(); }
+
+RunInfo plan_run() {
+  RunInfo run;
+  run.host = "cpu-box";
+  run.budget_arch = "sm_120";
+  run.tuner_version = "0.1.0";
+  run.command_line = "tuner plan --arch sm_120";
+  run.kind = RunKind::plan;
+  return run;
+}
+
+ProblemKey problem_at(std::optional<int> batch) {
+  return ProblemKey{"sparse_mla_decode", 64, 4, 2048, "fp8_ds_mla", 64, batch};
+}
+
+// A measured trial of `params` for `problem_id` in `run_id`.
+TrialRecord measured_trial(std::int64_t run_id, std::int64_t problem_id, const std::string& params,
+                           double median_us) {
+  TrialRecord trial;
+  trial.run_id = run_id;
+  trial.problem_id = problem_id;
+  trial.source_hash = fixture::kSourceHash;
+  trial.stage = Stage::measure;
+  trial.budget_arch = "sm_120";
+  trial.measured_arch = "sm_90";
+  trial.device_name = fixture::kDevice;
+  trial.params_json = params;
+  trial.compile_key = "ck-32-16-4-2";
+  trial.fate = Fate::measured;
+  trial.reason = "verified and timed";
+  trial.est_smem_bytes = 81408;
+  trial.est_regs = 128;
+  trial.ptxas_regs = 122;
+  trial.ptxas_spill_bytes = 0;
+  trial.blocks_per_sm = 1;
+  trial.occupancy_limiter = "smem";
+  trial.compile_ms = 812.5;
+  trial.cached = false;
+  trial.median_us = median_us;
+  trial.p10_us = median_us * 0.99;
+  trial.p90_us = median_us * 1.02;
+  trial.samples = 200;
+  trial.rel_spread = 0.03;
+  trial.err_out = 1.5e-4;
+  trial.err_lse = 2.0e-6;
+  trial.bytes_moved = 10747904;
+  return trial;
+}
+
+const std::string kParams =
+    R"({"block_h":16,"block_t":32,"num_stages":2,"num_warps":4,"target_ctas":512})";
+
+struct Recorded {
+  std::int64_t run = 0;
+  std::int64_t problem = 0;
+};
+
+Recorded start_sweep(Store& store) {
+  Recorded ids;
+  ids.run = store.begin_run(sweep_run());
+  store.add_source(fixture::kSourceHash, fixture::kFamily);
+  ids.problem = store.problem_id(problem_at(8));
+  return ids;
+}
+
+void write_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+}  // namespace
+
+TEST_CASE("store: the schema script is idempotent and sets user_version") {
+  TempDir dir;
+  const fs::path path = dir / "tune.db";
+  {
+    Store store = Store::open(path);
+    CHECK(store.connection().query_int64("PRAGMA user_version") == kSchemaVersion);
+    CHECK(store.connection().query_int64("PRAGMA foreign_keys") == 1);
+    start_sweep(store);
+  }
+  Store again = Store::open(path);
+  CHECK(again.connection().query_int64("PRAGMA user_version") == 1);
+  CHECK(again.connection().query_int64(
+            "SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('runs', 'sources', 'problems', "
+            "'trials', 'winners', 'trials_resume_key')") == 6);
+  CHECK(again.runs().size() == 1);  // the second open kept the data
+  CHECK(again.integrity_check() == "ok");
+}
+
+TEST_CASE("store: a file with a newer schema version is refused with the versions named") {
+  TempDir dir;
+  const fs::path path = dir / "future.db";
+  Connection::open(path, OpenMode::read_write_create).exec("PRAGMA user_version = 2");
+  CHECK_THROWS_WITH_AS(
+      Store::open(path),
+      (path.string() + " has schema version 2, newer than the version 1 this tuner writes: use "
+                       "a newer tuner, or another --db path")
+          .c_str(),
+      DbInputError);
+}
+
+TEST_CASE("store: bad paths and files get errors that name them") {
+  TempDir dir;
+  SUBCASE("missing directory") {
+    const fs::path path = dir / "no/such/dir/tune.db";
+    CHECK_THROWS_WITH_AS(
+        Store::open(path),
+        ("cannot create tuning store " + path.string() + ": directory " +
+         (dir / "no/such/dir").string() + " does not exist; create it or pass another --db path")
+            .c_str(),
+        DbInputError);
+  }
+  SUBCASE("a directory instead of a file") { CHECK_THROWS_AS(Store::open(dir / ""), DbInputError); }
+  SUBCASE("random bytes") {
+    const fs::path path = dir / "junk.db";
+    write_file(path, std::string(4096, '\x5a'));
+    try {
+      Store::open(path);
+      FAIL("opening random bytes as a store did not throw");
+    } catch (const DbError& error) {
+      CHECK(error.code_name() == "SQLITE_NOTADB");
+      CHECK(std::string(error.what())
+                .find("tuning store " + path.string() + " is corrupted or not a SQLite database") ==
+            0);
+    }
+  }
+  SUBCASE("another program's SQLite file") {
+    const fs::path path = dir / "other.db";
+    Connection::open(path, OpenMode::read_write_create).exec("PRAGMA application_id = 42");
+    CHECK_THROWS_WITH_AS(Store::open(path),
+                         (path.string() + " is not a tuning store (SQLite application_id 42 "
+                                          "belongs to another program): pass another --db path")
+                             .c_str(),
+                         DbInputError);
+  }
+}
+
+TEST_CASE("store: a frozen DB is never opened for writing") {
+  TempDir dir;
+  {
+    Store store = Store::open(dir / "store.db");
+    fixture::write_fixture_winners(store);
+  }
+  tunedb::freeze(dir / "store.db", dir / "frozen.db", {}, {});
+  const auto before = fs::last_write_time(dir / "frozen.db");
+  CHECK_THROWS_WITH_AS(Store::open(dir / "frozen.db"),
+                       ((dir / "frozen.db").string() +
+                        " is a frozen tuning DB (metadata frozen=1) and is never written again: "
+                        "record into the tuning store and freeze it anew")
+                           .c_str(),
+                       DbInputError);
+  CHECK(fs::last_write_time(dir / "frozen.db") == before);
+  CHECK_FALSE(fs::exists(dir / "frozen.db-wal"));
+}
+
+TEST_CASE("store: runs are recorded, ended and read back") {
+  TempDir dir;
+  Store store = Store::open(dir / "tune.db");
+  const std::int64_t sweep = store.begin_run(sweep_run());
+  const std::int64_t plan = store.begin_run(plan_run());
+  store.end_run(sweep);
+  const RunInfo read = store.run(sweep);
+  CHECK(read.id == sweep);
+  CHECK(read.kind == RunKind::sweep);
+  CHECK(read.gpu_name == "NVIDIA H200");
+  CHECK(read.measured_arch == "sm_90");
+  CHECK(read.budget_arch == "sm_120");
+  CHECK(read.copy_bandwidth_gbs == 4300.0);
+  CHECK(read.ended_at.has_value());
+  CHECK(read.started_at.size() == 24);  // 2026-01-02T03:04:05.678Z
+  const RunInfo planned = store.run(plan);
+  CHECK(planned.kind == RunKind::plan);
+  CHECK_FALSE(planned.measured_arch.has_value());  // a plan without GPU
+  CHECK_FALSE(planned.copy_bandwidth_gbs.has_value());
+  CHECK_FALSE(planned.ended_at.has_value());
+  CHECK(store.runs().size() == 2);
+  const std::string unknown =
+      "no run with id 42 in " + (dir / "tune.db").string() + ": `tuner runs` lists the ids";
+  CHECK_THROWS_WITH_AS(store.run(42), unknown.c_str(), DbInputError);
+  CHECK_THROWS_WITH_AS(store.end_run(42), unknown.c_str(), DbInputError);
+}
+
+TEST_CASE("store: problems are created once; no batch is not batch 1") {
+  TempDir dir;
+  Store store = Store::open(dir / "tune.db");
+  const std::int64_t plan_level = store.problem_id(problem_at(std::nullopt));
+  const std::int64_t batch_1 = store.problem_id(problem_at(1));
+  CHECK(plan_level != batch_1);
+  CHECK(store.problem_id(problem_at(std::nullopt)) == plan_level);
+  CHECK(store.problem_id(problem_at(1)) == batch_1);
+  CHECK(store.problem(plan_level) == problem_at(std::nullopt));
+  CHECK(store.problem(batch_1) == problem_at(1));
+  CHECK(store.connection().query_int64("SELECT COUNT(*) FROM problems") == 2);
+  CHECK_THROWS_AS(store.problem_id(problem_at(0)), std::invalid_argument);
+}
+
+TEST_CASE("store: a recorded measured trial is found by the resume check") {
+  TempDir dir;
+  Store store = Store::open(dir / "tune.db");
+  const Recorded ids = start_sweep(store);
+  // Not canonical on purpose: the store canonicalizes, so the resume key still matches.
+  TrialRecord trial = measured_trial(
+      ids.run, ids.problem,
+      R"({ "target_ctas": 512, "num_warps": 4, "num_stages": 2, "block_t": 32, "block_h": 16 })",
+      21.25);
+  const std::int64_t id = store.record_trial(trial);
+
+  MeasureKey key = trial.measure_key();
+  key.params_json = kParams;
+  const std::optional<TrialRecord> found = store.find_measured_trial(key);
+  REQUIRE(found.has_value());
+  CHECK(found->id == id);
+  CHECK(found->params_json == kParams);
+  CHECK(found->median_us == 21.25);
+  CHECK(found->p90_us == doctest::Approx(21.25 * 1.02));
+  CHECK(found->samples == 200);
+  CHECK(found->cached == false);
+  CHECK(found->occupancy_limiter == "smem");
+  CHECK(found->fate == Fate::measured);
+  CHECK(found->stage == Stage::measure);
+  CHECK(found->err_lse == 2.0e-6);
+  CHECK_FALSE(found->created_at.empty());
+
+  SUBCASE("another device is another key") {
+    key.device_name = "NVIDIA RTX PRO 6000 Blackwell";
+    key.measured_arch = "sm_120";
+    CHECK_FALSE(store.find_measured_trial(key).has_value());
+  }
+  SUBCASE("another kernel source is another key") {
+    key.source_hash = "src-other";
+    CHECK_FALSE(store.find_measured_trial(key).has_value());
+  }
+}
+
+TEST_CASE("store: a measured trial cannot be stored twice; --force replaces it") {
+  TempDir dir;
+  Store store = Store::open(dir / "tune.db");
+  const Recorded ids = start_sweep(store);
+  store.record_trial(measured_trial(ids.run, ids.problem, kParams, 21.0));
+  const TrialFilter all;
+
+  SUBCASE("duplicate refused") {
+    try {
+      store.record_trial(measured_trial(ids.run, ids.problem, kParams, 19.0));
+      FAIL("a duplicate measured trial was accepted");
+    } catch (const DbError& error) {
+      CHECK(error.code_name() == "SQLITE_CONSTRAINT_UNIQUE");
+      CHECK(std::string(error.what())
+                .find("a measured trial with this resume key is already "
+                      "stored") == 0);
+    }
+    // Not even SQL around the API can add one: the schema holds the rule.
+    CHECK_THROWS_AS(store.connection().exec(
+                        "INSERT INTO trials (run_id, problem_id, source_hash, stage, budget_arch, "
+                        "measured_arch, device_name, params_json, fate, reason, median_us) "
+                        "SELECT run_id, problem_id, source_hash, stage, budget_arch, "
+                        "measured_arch, device_name, params_json, fate, reason, median_us "
+                        "FROM trials"),
+                    DbError);
+    CHECK(store.count_trials(all) == 1);
+    CHECK(store.trials(all).front().median_us == 21.0);
+  }
+  SUBCASE("replace") {
+    const std::int64_t id = store.record_trial(measured_trial(ids.run, ids.problem, kParams, 19.0),
+                                               OnDuplicate::replace);
+    CHECK(store.count_trials(all) == 1);
+    const std::vector<TrialRecord> rows = store.trials(all);
+    CHECK(rows.front().id == id);
+    CHECK(rows.front().median_us == 19.0);
+  }
+}
+
+TEST_CASE("store: plan-stage fates are recorded again by every plan run") {
+  TempDir dir;
+  Store store = Store::open(dir / "tune.db");
+  store.add_source(fixture::kSourceHash, fixture::kFamily);
+  const std::int64_t problem = store.problem_id(problem_at(std::nullopt));
+  for (int i = 0; i < 2; ++i) {
+    const std::int64_t run = store.begin_run(plan_run());
+    TrialRecord trial;
+    trial.run_id = run;
+    trial.problem_id = problem;
+    trial.source_hash = fixture::kSourceHash;
+    trial.budget_arch = "sm_120";
+    trial.params_json = R"({"block_t":64,"num_stages":4})";
+    trial.fate = Fate::pruned_budget;
+    trial.reason = "smem 168960 B > 101376 B per block on sm_120";
+    trial.est_smem_bytes = 168960;
+    store.record_trial(trial);
+  }
+  CHECK(store.count_trials({}) == 2);
+  TrialFilter second_run;
+  second_run.run_id = 2;
+  CHECK(store.count_trials(second_run) == 1);
+  TrialFilter pruned;
+  pruned.fate = Fate::pruned_budget;
+  CHECK(store.count_trials(pruned) == 2);
+  const std::vector<TrialRecord> rows = store.trials({});
+  CHECK_FALSE(rows.front().measured_arch.has_value());
+  CHECK_FALSE(rows.front().median_us.has_value());
+  CHECK(rows.front().stage == Stage::plan);
+}
+
+TEST_CASE("store: trials must be consistent with their stage") {
+  TempDir dir;
+  Store store = Store::open(dir / "tune.db");
+  const Recorded ids = start_sweep(store);
+  TrialRecord trial = measured_trial(ids.run, ids.problem, kParams, 20.0);
+  SUBCASE("measured at the plan stage") {
+    trial.stage = Stage::plan;
+    CHECK_THROWS_AS(store.record_trial(trial), std::invalid_argument);
+  }
+  SUBCASE("measured without a device") {
+    trial.device_name.reset();
+    CHECK_THROWS_AS(store.record_trial(trial), std::invalid_argument);
+  }
+  SUBCASE("params that are not a flat object of integers") {
+    trial.params_json = R"({"block_t":32.5})";
+    CHECK_THROWS_WITH_AS(store.record_trial(trial),
+                         "params_json '{\"block_t\":32.5}' is not a flat JSON object of "
+                         "integers (e.g. {\"block_t\":16})",
+                         DbInputError);
+  }
+  SUBCASE("a source never added") {
+    trial.source_hash = "src-unknown";
+    try {
+      store.record_trial(trial);
+      FAIL("a trial with an unknown source was accepted");
+    } catch (const DbError& error) {
+      CHECK(error.code_name() == "SQLITE_CONSTRAINT_FOREIGNKEY");
+      CHECK(std::string(error.what()).find("or source src-unknown that") != std::string::npos);
+    }
+  }
+  CHECK(store.count_trials({}) == 0);
+}
+
+TEST_CASE("store: a transaction destroyed without commit rolls back") {
+  TempDir dir;
+  Store store = Store::open(dir / "tune.db");
+  {
+    Transaction transaction(store.connection());
+    store.connection().exec(
+        "INSERT INTO runs (host, budget_arch, tuner_version, command_line, kind) "
+        "VALUES ('h', 'sm_120', '0.1.0', 'tuner plan', 'plan')");
+    CHECK(store.runs().size() == 1);  // visible inside the transaction
+  }
+  CHECK(store.runs().empty());
+  CHECK(store.begin_run(plan_run()) > 0);  // and the connection is usable again
+}
+
+TEST_CASE("store: a writer killed mid-transaction leaves the committed trials and a sound file") {
+  TempDir dir;
+  const fs::path path = dir / "tune.db";
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The child must never return into doctest: every path ends in _exit or SIGKILL.
+    try {
+      Store store = Store::open(path);
+      const Recorded ids = start_sweep(store);
+      store.record_trial(measured_trial(ids.run, ids.problem, kParams, 20.0));
+      Transaction in_flight(store.connection());
+      TrialRecord second = measured_trial(ids.run, ids.problem, kParams, 18.0);
+      second.device_name = "other device";
+      Statement insert = store.connection().prepare(
+          "INSERT INTO trials (run_id, problem_id, source_hash, stage, budget_arch, "
+          "measured_arch, device_name, params_json, fate, reason, median_us) "
+          "VALUES (?1, ?2, ?3, 'measure', 'sm_120', 'sm_90', 'other', ?4, 'measured', 'x', 18)");
+      insert.bind(1, ids.run).bind(2, ids.problem).bind(3, fixture::kSourceHash).bind(4, kParams);
+      insert.run();
+      ::kill(::getpid(), SIGKILL);
+    } catch (...) {
+    }
+    ::_exit(3);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+  Store store = Store::open(path);
+  CHECK(store.integrity_check() == "ok");
+  CHECK(store.count_trials({}) == 1);
+  CHECK(store.trials({}).front().median_us == 20.0);
+}
+
+TEST_CASE("store: a re-sweep replaces the winner of the same key") {
+  TempDir dir;
+  Store store = Store::open(dir / "tune.db");
+  const std::int64_t run = fixture::write_fixture_winners(store);
+  CHECK(store.winners({}).size() == 5);
+  WinnerRecord again = fixture::fixture_winner(
+      "sm_120", 8, R"({"block_h":16,"block_t":64,"num_stages":2,"num_warps":8,"target_ctas":512})",
+      19.5, 23.0, run);
+  store.record_winner(again);
+  WinnerFilter sm120_only;
+  sm120_only.budget_arch = "sm_120";
+  const std::vector<WinnerRecord> sm120 = store.winners(sm120_only);
+  CHECK(sm120.size() == 4);
+  const auto batch_8 =
+      std::find_if(sm120.begin(), sm120.end(), [](const WinnerRecord& w) { return w.batch == 8; });
+  REQUIRE(batch_8 != sm120.end());
+  CHECK(batch_8->median_us == 19.5);
+  CHECK(batch_8->params_json ==
+        R"({"block_h":16,"block_t":64,"num_stages":2,"num_warps":8,"target_ctas":512})");
+
+  SUBCASE("another device is another winner") {
+    again.device_name = "NVIDIA RTX PRO 6000 Blackwell";
+    again.measured_arch = "sm_120";
+    store.record_winner(again);
+    CHECK(store.winners({}).size() == 6);
+  }
+  SUBCASE("a kept default must run the default config") {
+    again.decision = Decision::default_kept;
+    CHECK_THROWS_AS(store.record_winner(again), std::invalid_argument);
+  }
+}
+
+TEST_CASE("store: canonical params are sorted, compact integers") {
+  CHECK(canonical_params_json(R"({ "b" : 2, "a" : -1 })") == R"({"a":-1,"b":2})");
+  CHECK(canonical_params_json("{}") == "{}");
+  for (const char* bad :
+       {R"({"a":1.0})", R"({"a":1e3})", R"({"a":"x"})", R"({"a":{"b":1}})", R"({"a":1,"a":2})",
+        R"({"a":01})", R"([1,2])", R"({"a":1} x)", R"({"a\"b":1})", ""}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(canonical_params_json(bad), DbInputError);
+  }
+}
+
+TEST_CASE("winner rule: a clear win replaces the default") {
+  const Timing best{16.0, 15.9, 16.2, 200, 0.02};
+  const Timing default_timing{18.6, 18.3, 19.0, 200, 0.04};
+  const WinnerDecision decision = decide_winner(best, default_timing);
+  CHECK(decision.decision == Decision::tuned);
+  CHECK(decision.gain_rel == doctest::Approx(2.6 / 18.6));
+  CHECK(decision.noise_rel == 0.04);
+  CHECK(decision.speedup_vs_default == doctest::Approx(18.6 / 16.0));
+  CHECK(decision.reason ==
+        "tuned: 14.0% faster than the default (18.60 us -> 16.00 us), beyond noise 4.0%");
+}
+
+TEST_CASE("winner rule: a gain within the noise keeps the default") {
+  const Timing best{18.38, 18.2, 18.6, 200, 0.015};
+  const Timing default_timing{18.6, 18.5, 18.75, 200, 0.013};
+  const WinnerDecision decision = decide_winner(best, default_timing);
+  CHECK(decision.decision == Decision::default_kept);
+  CHECK(decision.speedup_vs_default == 1.0);
+  CHECK(decision.reason == "default kept: 1.2% faster is within noise (spread 1.5%)");
+}
+
+TEST_CASE("winner rule: the 1% floor applies when both spreads are tiny") {
+  const Timing best{18.45, 18.44, 18.46, 200, 0.001};
+  const Timing default_timing{18.6, 18.59, 18.61, 200, 0.001};
+  const WinnerDecision decision = decide_winner(best, default_timing);
+  CHECK(decision.decision == Decision::default_kept);
+  CHECK(decision.noise_rel == kNoiseFloorRel);
+  CHECK(decision.reason == "default kept: 0.8% faster is within noise (spread 1.0%)");
+}
+
+TEST_CASE("winner rule: overlapping distributions keep the default") {
+  // 5% faster in the median, beyond the 4% spread, but best's slow tail reaches default's fast
+  // one.
+  const Timing best{17.67, 17.0, 18.4, 200, 0.04};
+  const Timing default_timing{18.6, 18.3, 18.9, 200, 0.03};
+  const WinnerDecision decision = decide_winner(best, default_timing);
+  CHECK(decision.decision == Decision::default_kept);
+  CHECK(decision.reason ==
+        "default kept: 5.0% faster but the timings overlap (best p90 18.40 us >= default p10 "
+        "18.30 us)");
+}
+
+TEST_CASE("winner rule: slower, tied and under-sampled candidates keep the default") {
+  const Timing default_timing{18.6, 18.5, 18.7, 200, 0.01};
+  CHECK(decide_winner(Timing{19.0, 18.9, 19.1, 200, 0.01}, default_timing).reason ==
+        "default kept: best is 2.2% slower than the default");
+  CHECK(decide_winner(default_timing, default_timing).reason ==
+        "default kept: best is exactly as fast as the default");
+  const WinnerDecision few = decide_winner(Timing{10.0, 9.9, 10.1, 2, 0.02}, default_timing);
+  CHECK(few.decision == Decision::default_kept);
+  CHECK(few.reason == "default kept: too few samples to judge noise (best 2, default 200, need 3)");
+}
+
+TEST_CASE("winner rule: an impossible timing is a programming error") {
+  const Timing good{18.6, 18.5, 18.7, 200, 0.01};
+  CHECK_THROWS_AS(decide_winner(Timing{0.0, 0.0, 0.0, 10, 0.0}, good), std::invalid_argument);
+  CHECK_THROWS_AS(decide_winner(good, Timing{18.6, 18.9, 18.7, 10, 0.01}), std::invalid_argument);
+  CHECK_THROWS_AS(decide_winner(Timing{NAN, 1.0, 2.0, 10, 0.01}, good), std::invalid_argument);
+}
+
+TEST_CASE("store: SQLite errors quote the call, the code's name, the SQL and the file") {
+  TempDir dir;
+  const fs::path path = dir / "tune.db";
+  Store store = Store::open(path);
+  try {
+    store.connection().prepare("SELECT nope FROM nowhere");
+    FAIL("preparing bad SQL did not throw");
+  } catch (const DbError& error) {
+    CHECK(std::string(error.what()) ==
+          "SQLite error: SQLITE_ERROR (no such table: nowhere): sqlite3_prepare_v2 of `SELECT "
+          "nope FROM nowhere` on " +
+              path.string());
+    CHECK(error.call() == "sqlite3_prepare_v2");
+    CHECK(error.sql() == "SELECT nope FROM nowhere");
+    CHECK(error.path() == path.string());
+    const DbError wrapped = error.with_context("loading winners");
+    CHECK(std::string(wrapped.what()).rfind("loading winners: SQLite error: SQLITE_ERROR", 0) == 0);
+    CHECK(wrapped.code() == error.code());
+  }
+  CHECK(sqlite_code_name(2067) == "SQLITE_CONSTRAINT_UNIQUE");
+  CHECK(sqlite_code_name(5 | (9 << 8)) == "SQLITE_BUSY_9");
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""tunedb's Python module (ctypes over libtunedb.so) on a real frozen DB.
+
+Needs TUNEDB_LIBRARY (path of libtunedb.so) and TUNEDB_MAKE_FIXTURE (path of tunedb_make_fixture,
+which writes the store and frozen DB of db/tools/fixture.hpp); CTest sets both (db/CMakeLists.txt).
+"""
+
+import math
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "db" / "python"))
+import tunedb  # noqa: E402
+
+FAMILY = "sparse_mla_decode"
+SHAPE = dict(n_heads=64, attn_tp=4, topk=2048, kv_format="fp8_ds_mla", page_size=64)
+DEFAULT = dict(block_h=16, block_t=16, num_stages=2, num_warps=4, target_ctas=512)
+TUNED_8 = dict(block_h=16, block_t=32, num_stages=2, num_warps=4, target_ctas=512)
+TUNED_128 = dict(block_h=16, block_t=64, num_stages=3, num_warps=4, target_ctas=256)
+
+
+class FrozenDbTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="tunedb_python_"))
+        maker = os.environ.get("TUNEDB_MAKE_FIXTURE")
+        if not maker:
+            self.fail("TUNEDB_MAKE_FIXTURE is not set: run this test through ctest")
+        subprocess.run([maker, str(self.dir)], check=True, capture_output=True)
+        self.frozen = self.dir / "frozen.db"
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def lookup(self, db, batch, arch="sm_120", family=FAMILY, **shape):
+        return db.lookup(family, arch, batch=batch, **{**SHAPE, **shape})
+
+    def test_exact_match_returns_the_winner_and_where_it_was_timed(self):
+        with tunedb.TuningDb(str(self.frozen)) as db:
+            found = self.lookup(db, 8)
+        self.assertEqual(found.how, "exact")
+        self.assertEqual(found.miss, "none")
+        self.assertEqual(found.params, TUNED_8)
+        self.assertEqual(found.tuned_batch, 8)
+        self.assertAlmostEqual(found.median_us, 20.5)
+        self.assertEqual(found.run_id, 1)
+        self.assertEqual(found.measured_arch, "sm_90")
+        self.assertEqual(found.device_name, "NVIDIA H200")
+        self.assertFalse(found.default_kept)
+        self.assertEqual(found.kernel_names, ("_Z17sparse_mla_decodev",))
+        self.assertEqual(found.cubin, ("fixture cubin sm_120 " + found.params_json).encode())
+
+    def test_between_tuned_batches_takes_the_next_larger(self):
+        with tunedb.TuningDb(str(self.frozen)) as db:
+            found = self.lookup(db, 16)
+        self.assertEqual((found.how, found.tuned_batch), ("bucket", 32))
+        self.assertEqual(found.params, DEFAULT)  # the sweep kept the default at batch 32
+        self.assertTrue(found.default_kept)
+
+    def test_above_the_largest_tuned_batch_takes_the_largest(self):
+        with tunedb.TuningDb(str(self.frozen)) as db:
+            found = self.lookup(db, 4096)
+        self.assertEqual((found.how, found.tuned_batch), ("bucket", 128))
+        self.assertEqual(found.params, TUNED_128)
+
+    def test_untuned_shape_falls_back_to_the_default(self):
+        with tunedb.TuningDb(str(self.frozen)) as db:
+            found = self.lookup(db, 8, topk=1024)
+        self.assertEqual((found.how, found.miss), ("default", "shape_not_tuned"))
+        self.assertEqual(found.params, DEFAULT)
+        self.assertTrue(math.isnan(found.median_us))
+        self.assertEqual(found.device_name, "")
+
+    def test_arch_the_file_was_not_frozen_for_is_flagged(self):
+        # The store also holds sm_90 winners; the fixture froze only sm_120.
+        with tunedb.TuningDb(str(self.frozen)) as db:
+            found = self.lookup(db, 8, arch="sm_90")
+        self.assertEqual((found.how, found.miss), ("default", "arch_not_in_db"))
+        self.assertEqual(found.params, DEFAULT)
+
+    def test_unknown_family_without_default_is_not_found(self):
+        with tunedb.TuningDb(str(self.frozen)) as db:
+            found = self.lookup(db, 8, family="dense_gemm")
+        self.assertEqual((found.how, found.miss), ("not_found", "family_not_in_db"))
+        self.assertEqual(found.params, {})
+
+    def test_lookups_from_many_threads_agree(self):
+        errors = []
+        with tunedb.TuningDb(str(self.frozen)) as db:
+            def work():
+                for batch in (1, 8, 16, 128, 4096):
+                    found = self.lookup(db, batch)
+                    if found.how not in ("exact", "bucket"):
+                        errors.append((batch, found.how))
+            threads = [threading.Thread(target=work) for _ in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        self.assertEqual(errors, [])
+
+    def test_missing_file_names_the_path(self):
+        missing = self.dir / "nope.db"
+        with self.assertRaises(tunedb.TunedbError) as caught:
+            tunedb.TuningDb(str(missing))
+        self.assertEqual(caught.exception.kind, "input")
+        self.assertIn(str(missing) + " does not exist", str(caught.exception))
+
+    def test_random_bytes_are_refused_as_damaged(self):
+        junk = self.dir / "junk.db"
+        junk.write_bytes(os.urandom(8192))
+        with self.assertRaises(tunedb.TunedbError) as caught:
+            tunedb.TuningDb(str(junk))
+        self.assertEqual(caught.exception.kind, "db")
+        self.assertIn("corrupted, truncated or not a SQLite database", str(caught.exception))
+
+    def test_edited_frozen_file_fails_the_checksum(self):
+        edited = self.dir / "edited.db"
+        shutil.copy(self.frozen, edited)
+        with sqlite3.connect(edited) as connection:
+            connection.execute("UPDATE winners SET median_us = 1.0 WHERE batch = 8")
+        connection.close()
+        tunedb.verify(str(self.frozen))  # the original still verifies
+        for attempt in (lambda: tunedb.verify(str(edited)), lambda: tunedb.TuningDb(str(edited))):
+            with self.assertRaises(tunedb.TunedbError) as caught:
+                attempt()
+            self.assertEqual(caught.exception.kind, "db")
+            self.assertIn("checksum mismatch", str(caught.exception))
+
+    def test_verify_refuses_a_store(self):
+        with self.assertRaises(tunedb.TunedbError) as caught:
+            tunedb.verify(str(self.dir / "store.db"))
+        self.assertIn("is a tuning store, not a frozen DB", str(caught.exception))
+
+    def test_lookup_after_close_raises(self):
+        db = tunedb.TuningDb(str(self.frozen))
+        db.close()
+        with self.assertRaises(tunedb.TunedbError):
+            self.lookup(db, 8)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,55 @@
+#include "tuner/plan_record.hpp"
+
+namespace tuner {
+
+db::Fate to_db_fate(Fate fate) {
+  switch (fate) {
+    case Fate::pruned_shape: return db::Fate::pruned_shape;
+    case Fate::pruned_budget: return db::Fate::pruned_budget;
+    case Fate::compile_failed: return db::Fate::compile_failed;
+    case Fate::pruned_after_compile: return db::Fate::pruned_after_compile;
+    case Fate::survivor: return db::Fate::survivor;
+  }
+  return db::Fate::survivor;
+}
+
+db::ProblemKey plan_problem_key(const PlanResult& plan) {
+  return db::ProblemKey{plan.family, plan.shape.n_heads, plan.shape.attn_tp, plan.shape.topk,
+                        std::string(smla_family::to_string(plan.shape.kv_format)),
+                        plan.shape.page_size, std::nullopt};
+}
+
+void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
+                 const std::string& source_hash) {
+  store.add_source(source_hash, plan.family);
+  const std::int64_t problem_id = store.problem_id(plan_problem_key(plan));
+  for (const PlanRow& row : plan.rows) {
+    db::TrialRecord trial;
+    trial.run_id = run_id;
+    trial.problem_id = problem_id;
+    trial.source_hash = source_hash;
+    trial.stage = db::Stage::plan;
+    trial.budget_arch = plan.arch.name;
+    trial.params_json = to_json(row.config);
+    trial.compile_key = compile_key(row.config, smla_family::parameter_space());
+    trial.fate = to_db_fate(row.fate);
+    trial.reason = row.fate == Fate::compile_failed ? row.reason + "\n" + row.compile_log : row.reason;
+    if (row.budget) {
+      trial.est_smem_bytes = row.budget->smem_bytes_per_block;
+      trial.est_regs = row.budget->registers_per_thread;
+    }
+    if (row.compiled && row.compiled->succeeded) {
+      trial.ptxas_regs = row.compiled->ptxas.registers;
+      trial.ptxas_spill_bytes = row.compiled->ptxas.spill_bytes();
+      trial.compile_ms = row.compiled->compile_ms;
+      trial.cached = row.compiled->cached;
+    }
+    if (const Occupancy* occupancy = row.shown_occupancy()) {
+      trial.blocks_per_sm = occupancy->blocks_per_sm;
+      trial.occupancy_limiter = std::string(to_string(occupancy->limiter));
+    }
+    store.record_trial(trial);
+  }
+}
+
+}  // namespace tuner

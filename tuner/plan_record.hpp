@@ -1,0 +1,18 @@
+#pragma once
+// Writing a plan into the tuning store: one plan-stage trial per member of the cross product.
+#include <cstdint>
+
+#include "db/store/store.hpp"
+#include "tuner/plan.hpp"
+
+namespace tuner {
+
+db::ProblemKey plan_problem_key(const PlanResult& plan);
+
+// Records every row of `plan` under `run_id` (the problem is the plan-level one, batch empty).
+void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
+                 const std::string& source_hash);
+
+db::Fate to_db_fate(Fate fate);
+
+}  // namespace tuner

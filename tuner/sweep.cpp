@@ -1,0 +1,441 @@
+#include "tuner/sweep.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "db/store/store.hpp"
+#include "db/store/winner_rule.hpp"
+#include "kernels/sparse_mla_decode/source.hpp"
+#include "kernels/sparse_mla_decode/space.hpp"
+#include "tuner/cubin_cache.hpp"
+#include "tuner/cuda_driver.hpp"
+#include "tuner/error.hpp"
+#include "tuner/measure.hpp"
+#include "tuner/nvrtc.hpp"
+#include "tuner/plan.hpp"
+#include "tuner/plan_record.hpp"
+#include "tuner/worker_process.hpp"
+
+namespace tuner {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::chrono::seconds kJobTimeout{180};
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "unknown";
+}
+
+// The worker: restarted on demand after it dies.
+class Measurer {
+ public:
+  Measurer(const SweepRequest& request) : request_(request) {}
+
+  // The answer, or {"status":"fault","reason":...} when the worker died on this job.
+  json ask(const json& job) {
+    if (!worker_ || !worker_->running()) start();
+    std::string death;
+    std::optional<json> answer = worker_->request(job, kJobTimeout, death);
+    if (!answer) {
+      worker_.reset();
+      return json{{"status", "fault"}, {"reason", death}};
+    }
+    if (answer->value("status", "") == "fault") worker_.reset();  // it exits after a sticky error
+    return *answer;
+  }
+
+ private:
+  void start() {
+    const smla_family::Shape& shape = request_.shape;
+    worker_ = std::make_unique<WorkerProcess>(std::vector<std::string>{
+        self_executable(), "sweep-worker", "--heads", std::to_string(shape.n_heads), "--tp",
+        std::to_string(shape.attn_tp), "--topk", std::to_string(shape.topk), "--kv",
+        std::string(smla_family::to_string(shape.kv_format)), "--page-size",
+        std::to_string(shape.page_size), "--device", std::to_string(request_.device), "--cache-dir",
+        request_.cache_dir, "--kv-gib", std::to_string(request_.kv_gib), "--launches",
+        std::to_string(request_.launches_per_graph)});
+  }
+
+  const SweepRequest& request_;
+  std::unique_ptr<WorkerProcess> worker_;
+};
+
+// Progress on stderr: an updating bar with ETA on a terminal, plain lines otherwise.
+class Progress {
+ public:
+  explicit Progress(int total) : total_(total), terminal_(::isatty(STDERR_FILENO) != 0) {}
+  void step(const std::string& what) {
+    ++done_;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double eta = done_ > 0 ? elapsed / done_ * (total_ - done_) : 0.0;
+    if (terminal_) {
+      const int width = 30;
+      const int filled = total_ > 0 ? width * done_ / total_ : width;
+      std::fprintf(stderr, "\r[%-*s] %d/%d ETA %4.0fs %-70.70s", width, std::string(filled, '#').c_str(),
+                   done_, total_, eta, what.c_str());
+      if (done_ == total_) std::fputc('\n', stderr);
+    } else {
+      std::fprintf(stderr, "sweep %d/%d (ETA %.0f s): %s\n", done_, total_, eta, what.c_str());
+    }
+  }
+
+ private:
+  int total_;
+  int done_ = 0;
+  bool terminal_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+struct Candidate {
+  Config config;
+  bool inject_fault = false;
+};
+
+struct Outcome {
+  db::Fate fate = db::Fate::measured;
+  std::optional<Timing> timing;
+  std::string params_json;
+  bool is_default = false;
+};
+
+db::Timing to_db_timing(const Timing& timing) {
+  return db::Timing{timing.median_us, timing.p10_us, timing.p90_us, timing.samples,
+                    timing.median_us > 0 ? (timing.p90_us - timing.p10_us) / timing.median_us : 0.0};
+}
+
+Timing timing_of(const db::TrialRecord& trial) {
+  Timing timing;
+  timing.median_us = trial.median_us.value_or(0.0);
+  timing.p10_us = trial.p10_us.value_or(0.0);
+  timing.p90_us = trial.p90_us.value_or(0.0);
+  timing.samples = static_cast<int>(trial.samples.value_or(0));
+  return timing;
+}
+
+class Sweep {
+ public:
+  explicit Sweep(const SweepRequest& request) : request_(request), measurer_(request) {}
+
+  SweepSummary run() {
+    const auto began = std::chrono::steady_clock::now();
+    std::string why_not;
+    if (!cuda::gpu_available(&why_not)) {
+      throw NoGpuError("tuner sweep needs a GPU to time candidates: " + why_not +
+                       ". Without one, `tuner plan --arch sm_120` shows every config's fate.");
+    }
+    const json info = measurer_.ask(json{{"op", "info"}});
+    if (info.value("status", "") != "ok") {
+      throw std::runtime_error("the measuring worker could not start: " + info.value("reason", std::string("?")));
+    }
+    device_name_ = info.at("device_name").get<std::string>();
+    measured_arch_ = "sm_" + std::to_string(info.at("arch_sm").get<int>());
+    summary_.copy_gbs = info.at("copy_gbs").get<double>();
+    summary_.device_name = device_name_;
+    budget_arch_ = request_.budget_arch.value_or(measured_arch_);
+
+    store_ = std::make_unique<db::Store>(db::Store::open(request_.db_path));
+    run_id_ = store_->begin_run(run_info(info));
+    summary_.run_id = run_id_;
+    const auto plan_began = std::chrono::steady_clock::now();
+    const std::vector<Candidate> candidates = plan_candidates();
+    summary_.plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_began).count();
+    std::fprintf(stderr, "sweep: %zu candidates x %zu batches on %s (%s), budget arch %s, run %lld\n",
+                 candidates.size(), request_.batches.size(), device_name_.c_str(),
+                 measured_arch_.c_str(), budget_arch_.c_str(), static_cast<long long>(run_id_));
+    Progress progress(static_cast<int>(candidates.size() * request_.batches.size()));
+    for (int batch : request_.batches) sweep_batch(batch, candidates, progress);
+    store_->end_run(run_id_);
+    summary_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    return summary_;
+  }
+
+ private:
+  db::RunInfo run_info(const json& info) const {
+    db::RunInfo run;
+    run.host = host_name();
+    run.gpu_name = device_name_;
+    run.measured_arch = measured_arch_;
+    run.budget_arch = budget_arch_;
+    run.driver_version = std::to_string(info.at("driver_version").get<int>());
+    run.cuda_version = std::to_string(CUDA_VERSION);
+    run.nvrtc_version = nvrtc_version();
+    run.tuner_version = TUNER_VERSION;
+    run.command_line = request_.command_line;
+    run.kind = db::RunKind::sweep;
+    run.copy_bandwidth_gbs = info.at("copy_gbs").get<double>();
+    return run;
+  }
+
+  // Plans against the budget arch and records every fate; the survivors are the candidates.
+  std::vector<Candidate> plan_candidates() {
+    PlanRequest plan_request;
+    plan_request.shape = request_.shape;
+    plan_request.arch = plan_arch(budget_arch_, nullptr);
+    const PlanResult plan = plan_sparse_mla_decode(plan_request, CubinCache(request_.cache_dir));
+    record_plan(*store_, run_id_, plan, smla_family::source_hash());
+    std::vector<Candidate> candidates;
+    const Config default_config = smla_family::to_config(smla_family::default_config());
+    bool has_default = false;
+    for (const PlanRow& row : plan.rows) {
+      if (row.fate != Fate::survivor) continue;
+      candidates.push_back(Candidate{row.config, false});
+      has_default = has_default || row.config == default_config;
+    }
+    // The default is always measured: it is what every winner is compared against.
+    if (!has_default) candidates.insert(candidates.begin(), Candidate{default_config, false});
+    if (request_.inject_fault_candidate) {
+      Config faulty = default_config;
+      faulty.values.emplace_back("test_fault", 1);
+      candidates.push_back(Candidate{faulty, true});
+    }
+    return candidates;
+  }
+
+  db::ProblemKey problem_key(int batch) const {
+    const smla_family::Shape& shape = request_.shape;
+    return db::ProblemKey{smla_family::kFamilyName, shape.n_heads, shape.attn_tp, shape.topk,
+                          std::string(smla_family::to_string(shape.kv_format)), shape.page_size, batch};
+  }
+
+  std::optional<db::WinnerRecord> existing_winner(int batch) const {
+    db::WinnerFilter filter;
+    filter.family = smla_family::kFamilyName;
+    filter.budget_arch = budget_arch_;
+    filter.device_name = device_name_;
+    const db::ProblemKey key = problem_key(batch);
+    for (const db::WinnerRecord& winner : store_->winners(filter)) {
+      if (winner.n_heads == key.n_heads && winner.attn_tp == key.attn_tp && winner.topk == key.topk &&
+          winner.kv_format == key.kv_format && winner.page_size == key.page_size &&
+          winner.batch == batch && winner.source_hash == smla_family::source_hash()) {
+        return winner;
+      }
+    }
+    return std::nullopt;
+  }
+
+  db::TrialRecord trial_base(std::int64_t problem_id, const Candidate& candidate) const {
+    db::TrialRecord trial;
+    trial.run_id = run_id_;
+    trial.problem_id = problem_id;
+    trial.source_hash = smla_family::source_hash();
+    trial.stage = db::Stage::measure;
+    trial.budget_arch = budget_arch_;
+    trial.measured_arch = measured_arch_;
+    trial.device_name = device_name_;
+    trial.params_json = to_json(candidate.config);
+    trial.compile_key = compile_key(candidate.config, smla_family::parameter_space());
+    return trial;
+  }
+
+  // Verifies and times one candidate (or reuses the DB's trial) and records the outcome.
+  Outcome measure(std::int64_t problem_id, int batch, const Candidate& candidate, Progress& progress,
+                  int& measured_now) {
+    db::TrialRecord trial = trial_base(problem_id, candidate);
+    Outcome outcome;
+    outcome.params_json = trial.params_json;
+    if (!request_.force) {
+      if (const auto done = store_->find_measured_trial(trial.measure_key())) {
+        outcome.fate = done->fate;
+        if (done->fate == db::Fate::measured) outcome.timing = timing_of(*done);
+        progress.step("batch " + std::to_string(batch) + " " + describe(candidate.config) + ": in the DB");
+        return outcome;
+      }
+    }
+    const json answer = measurer_.ask(json{{"op", "measure"},
+                                           {"params", json::parse(trial.params_json)},
+                                           {"batch", batch},
+                                           {"seed", 1000003u * static_cast<unsigned>(batch) + static_cast<unsigned>(measured_now)},
+                                           {"verify", true},
+                                           {"inject_fault", candidate.inject_fault}});
+    ++measured_now;
+    ++summary_.measurements;
+    account(answer);
+    const std::string status = answer.value("status", "error");
+    trial.reason = answer.value("reason", std::string());
+    if (answer.contains("out_err")) trial.err_out = answer["out_err"].get<double>();
+    if (answer.contains("lse_err")) trial.err_lse = answer["lse_err"].get<double>();
+    if (status == "ok") {
+      Timing timing;
+      timing.median_us = answer["median_us"].get<double>();
+      timing.p10_us = answer["p10_us"].get<double>();
+      timing.p90_us = answer["p90_us"].get<double>();
+      timing.samples = answer["samples"].get<int>();
+      trial.fate = db::Fate::measured;
+      trial.reason = "verified and timed (" + std::to_string(answer["splits"].get<int>()) + " splits)";
+      trial.median_us = timing.median_us;
+      trial.p10_us = timing.p10_us;
+      trial.p90_us = timing.p90_us;
+      trial.samples = timing.samples;
+      trial.rel_spread = to_db_timing(timing).rel_spread;
+      trial.bytes_moved = static_cast<std::int64_t>(answer["bytes_moved"].get<double>());
+      outcome.timing = timing;
+    } else if (status == "wrong_result") {
+      trial.fate = db::Fate::wrong_result;
+      ++summary_.wrong_results;
+    } else if (status == "compile_failed") {
+      trial.fate = db::Fate::compile_failed;
+    } else {
+      trial.fate = db::Fate::fault;
+      ++summary_.faults;
+    }
+    outcome.fate = trial.fate;
+    store_->record_trial(trial, request_.force ? db::OnDuplicate::replace : db::OnDuplicate::fail);
+    char text[160];
+    std::snprintf(text, sizeof text, "batch %d %s: %s", batch, describe(candidate.config).c_str(),
+                  outcome.timing ? (std::to_string(outcome.timing->median_us) + " us").c_str()
+                                 : db::to_string(trial.fate));
+    progress.step(text);
+    return outcome;
+  }
+
+  // Re-times the fastest few and the default side by side, in interleaved rounds.
+  std::map<std::string, Timing> retime(int batch, const std::vector<std::string>& finalists) {
+    std::map<std::string, std::vector<double>> samples;
+    for (int round = 0; round < request_.final_rounds; ++round) {
+      for (const std::string& params : finalists) {
+        const json answer = measurer_.ask(json{{"op", "measure"}, {"params", json::parse(params)},
+                                               {"batch", batch}, {"seed", round}, {"verify", false}});
+        account(answer);
+        if (answer.value("status", "") != "ok") continue;
+        for (const json& sample : answer["samples_us"]) samples[params].push_back(sample.get<double>());
+      }
+    }
+    std::map<std::string, Timing> timings;
+    for (auto& [params, values] : samples) timings[params] = summarize(values);
+    return timings;
+  }
+
+  void sweep_batch(int batch, const std::vector<Candidate>& candidates, Progress& progress) {
+    SweepBatchSummary batch_summary;
+    batch_summary.batch = batch;
+    if (!request_.force) {
+      if (const auto winner = existing_winner(batch)) {
+        for (std::size_t i = 0; i < candidates.size(); ++i) progress.step("batch " + std::to_string(batch) + ": done earlier");
+        batch_summary.skipped = true;
+        batch_summary.winner_params = winner->params_json;
+        batch_summary.winner_us = winner->median_us;
+        batch_summary.default_us = winner->default_median_us;
+        batch_summary.speedup = winner->speedup_vs_default;
+        batch_summary.decision = std::string(db::to_string(winner->decision)) + " (run " + std::to_string(winner->run_id) + ")";
+        summary_.batches.push_back(batch_summary);
+        return;
+      }
+    }
+    const std::int64_t problem_id = store_->problem_id(problem_key(batch));
+    const std::string default_params = to_json(smla_family::to_config(smla_family::default_config()));
+    std::vector<Outcome> measured;
+    int measured_now = 0;
+    for (const Candidate& candidate : candidates) {
+      Outcome outcome = measure(problem_id, batch, candidate, progress, measured_now);
+      outcome.is_default = outcome.params_json == default_params;
+      if (outcome.timing) measured.push_back(outcome);
+    }
+    batch_summary.measured_now = measured_now;
+    std::sort(measured.begin(), measured.end(), [](const Outcome& a, const Outcome& b) {
+      return a.timing->median_us < b.timing->median_us;
+    });
+    const bool default_ok = std::any_of(measured.begin(), measured.end(), [](const Outcome& o) { return o.is_default; });
+    if (measured.empty() || !default_ok) {
+      std::fprintf(stderr, "sweep: batch %d: %s; no winner recorded\n", batch,
+                   measured.empty() ? "no candidate was measured" : "the default config was not measured");
+      batch_summary.decision = "none";
+      summary_.batches.push_back(batch_summary);
+      return;
+    }
+    std::vector<std::string> finalists{default_params};
+    for (const Outcome& outcome : measured) {
+      if (static_cast<int>(finalists.size()) > request_.finalists) break;
+      if (outcome.params_json != default_params) finalists.push_back(outcome.params_json);
+    }
+    const std::map<std::string, Timing> final_timings = retime(batch, finalists);
+    record_winner(batch, batch_summary, finalists, final_timings, measured);
+    summary_.batches.push_back(batch_summary);
+  }
+
+  void record_winner(int batch, SweepBatchSummary& batch_summary, const std::vector<std::string>& finalists,
+                     const std::map<std::string, Timing>& final_timings, const std::vector<Outcome>& measured) {
+    const std::string& default_params = finalists.front();
+    auto timing_for = [&](const std::string& params) {
+      const auto found = final_timings.find(params);
+      if (found != final_timings.end()) return found->second;
+      for (const Outcome& outcome : measured) {
+        if (outcome.params_json == params) return *outcome.timing;
+      }
+      return Timing{};
+    };
+    std::string best_params = default_params;
+    Timing best = timing_for(default_params);
+    for (const std::string& params : finalists) {
+      const Timing timing = timing_for(params);
+      if (timing.median_us > 0 && timing.median_us < best.median_us) {
+        best = timing;
+        best_params = params;
+      }
+    }
+    const Timing default_timing = timing_for(default_params);
+    const db::WinnerDecision decision = db::decide_winner(to_db_timing(best), to_db_timing(default_timing));
+    db::WinnerRecord winner;
+    const db::ProblemKey key = problem_key(batch);
+    winner.family = key.family;
+    winner.budget_arch = budget_arch_;
+    winner.measured_arch = measured_arch_;
+    winner.device_name = device_name_;
+    winner.n_heads = key.n_heads;
+    winner.attn_tp = key.attn_tp;
+    winner.topk = key.topk;
+    winner.kv_format = key.kv_format;
+    winner.page_size = key.page_size;
+    winner.batch = batch;
+    const bool tuned = decision.decision == db::Decision::tuned;
+    winner.params_json = tuned ? best_params : default_params;
+    winner.median_us = tuned ? best.median_us : default_timing.median_us;
+    winner.default_params_json = default_params;
+    winner.default_median_us = default_timing.median_us;
+    winner.speedup_vs_default = decision.speedup_vs_default;
+    winner.noise_rel = decision.noise_rel;
+    winner.decision = decision.decision;
+    winner.reason = decision.reason;
+    winner.source_hash = smla_family::source_hash();
+    winner.run_id = run_id_;
+    if (const auto trial = store_->find_measured_trial(
+            trial_base(store_->problem_id(key), Candidate{config_from_json(winner.params_json), false}).measure_key())) {
+      winner.bytes_moved = trial->bytes_moved;
+    }
+    store_->record_winner(winner);
+    batch_summary.winner_params = winner.params_json;
+    batch_summary.winner_us = winner.median_us;
+    batch_summary.default_us = winner.default_median_us;
+    batch_summary.speedup = winner.speedup_vs_default;
+    batch_summary.decision = decision.reason;
+  }
+
+  void account(const json& answer) {
+    summary_.worker_compile_s += answer.value("load_ms", 0.0) / 1000.0;
+    summary_.verify_s += answer.value("verify_ms", 0.0) / 1000.0;
+    summary_.timing_s += answer.value("time_ms", 0.0) / 1000.0;
+  }
+
+  const SweepRequest& request_;
+  Measurer measurer_;
+  std::unique_ptr<db::Store> store_;
+  std::int64_t run_id_ = 0;
+  std::string device_name_;
+  std::string measured_arch_;
+  std::string budget_arch_;
+  SweepSummary summary_;
+};
+
+}  // namespace
+
+SweepSummary run_sweep(const SweepRequest& request) { return Sweep(request).run(); }
+
+}  // namespace tuner

@@ -1,0 +1,61 @@
+#pragma once
+// `tuner sweep`: plan, then verify and time every survivor at every batch size in a worker process,
+// committing each trial as it finishes, and pick per batch a winner that beats the default beyond
+// the measured noise. Resumable: trials already in the DB for the same source, archs and device are
+// not measured again (unless forced), and a batch whose winner is recorded is skipped.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/sparse_mla_decode/shape.hpp"
+
+namespace tuner {
+
+struct SweepRequest {
+  std::string db_path;
+  smla_family::Shape shape;  // batch unused: see batches
+  std::vector<int> batches;
+  std::optional<std::string> budget_arch;  // default: the measured device's arch
+  int device = 0;
+  bool force = false;
+  std::string cache_dir;
+  int finalists = 3;        // fastest configs re-timed side by side with the default
+  int final_rounds = 3;     // interleaved re-timing rounds
+  double kv_gib = 1.0;
+  int launches_per_graph = 32;
+  bool inject_fault_candidate = false;  // test-only: adds a candidate that writes out of bounds
+  std::string command_line;
+};
+
+struct SweepBatchSummary {
+  int batch = 0;
+  std::string winner_params;
+  double winner_us = 0.0;
+  double default_us = 0.0;
+  double speedup = 1.0;
+  std::string decision;
+  bool skipped = false;  // already done in an earlier run
+  int measured_now = 0;
+};
+
+struct SweepSummary {
+  std::int64_t run_id = 0;
+  std::vector<SweepBatchSummary> batches;
+  int measurements = 0;     // trials measured in this run
+  int faults = 0;
+  int wrong_results = 0;
+  double copy_gbs = 0.0;
+  std::string device_name;
+  // Where the time went (seconds): the plan (budget compiles), compiling/loading for the device in
+  // the worker, verification against the reference, timing (incl. final re-timing), and all of it.
+  double plan_s = 0.0;
+  double worker_compile_s = 0.0;
+  double verify_s = 0.0;
+  double timing_s = 0.0;
+  double wall_s = 0.0;
+};
+
+// Throws NoGpuError without a GPU (the message points to `tuner plan`).
+SweepSummary run_sweep(const SweepRequest& request);
+
+}  // namespace tuner
