@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "db/sqlite/error.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/error.hpp"
 
@@ -34,6 +35,9 @@ int main(int argc, char** argv) {
     print_usage();
     return 2;
   } catch (const tuner::InputError& error) {
+    std::fprintf(stderr, "tuner: error: %s\n", error.what());
+    return 2;
+  } catch (const tuner::db::DbInputError& error) {
     std::fprintf(stderr, "tuner: error: %s\n", error.what());
     return 2;
   } catch (const boost::program_options::error& error) {

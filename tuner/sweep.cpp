@@ -20,6 +20,7 @@
 #include "tuner/nvrtc.hpp"
 #include "tuner/plan.hpp"
 #include "tuner/plan_record.hpp"
+#include "tuner/run_info.hpp"
 #include "tuner/worker_process.hpp"
 
 namespace tuner {
@@ -29,11 +30,6 @@ namespace {
 using nlohmann::json;
 
 constexpr std::chrono::seconds kJobTimeout{180};
-
-std::string host_name() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? name : "unknown";
-}
 
 // The worker: restarted on demand after it dies.
 class Measurer {
@@ -160,17 +156,10 @@ class Sweep {
 
  private:
   db::RunInfo run_info(const json& info) const {
-    db::RunInfo run;
-    run.host = host_name();
+    db::RunInfo run = base_run_info(db::RunKind::sweep, budget_arch_, request_.command_line);
     run.gpu_name = device_name_;
     run.measured_arch = measured_arch_;
-    run.budget_arch = budget_arch_;
     run.driver_version = std::to_string(info.at("driver_version").get<int>());
-    run.cuda_version = std::to_string(CUDA_VERSION);
-    run.nvrtc_version = nvrtc_version();
-    run.tuner_version = TUNER_VERSION;
-    run.command_line = request_.command_line;
-    run.kind = db::RunKind::sweep;
     run.copy_bandwidth_gbs = info.at("copy_gbs").get<double>();
     return run;
   }

@@ -8,7 +8,11 @@
 #include <optional>
 #include <string>
 
+#include "db/store/store.hpp"
+#include "kernels/sparse_mla_decode/source.hpp"
 #include "tuner/cli/commands.hpp"
+#include "tuner/plan_record.hpp"
+#include "tuner/run_info.hpp"
 #include "tuner/cli/problem_options.hpp"
 #include "tuner/error.hpp"
 #include "tuner/plan.hpp"
@@ -205,6 +209,7 @@ int run_plan(const Args& args) {
   bool audit = false;
   bool allow_spills = false;
   bool cache_dir_given = false;
+  std::string db_path;
   po::options_description options("plan options");
   add_problem_options(options, problem);
   options.add_options()("arch", po::value(&arch_name)->default_value(arch_name),
@@ -217,7 +222,8 @@ int run_plan(const Args& args) {
       "cache-dir",
       po::value(&cache_dir)->notifier([&](const std::string&) { cache_dir_given = true; }),
       "cubin cache directory (default $XDG_CACHE_HOME/tuner or ~/.cache/tuner)")(
-      "jobs", po::value(&jobs_text)->default_value(jobs_text), "compile threads; 0: all cores");
+      "jobs", po::value(&jobs_text)->default_value(jobs_text), "compile threads; 0: all cores")(
+      "db", po::value(&db_path), "record the plan (every config's fate) in this SQLite tuning DB");
   if (!parse_or_help("plan", "--arch sm_120 --heads 64 --tp 4 [options]", options, args)) return 0;
 
   PlanRequest request;
@@ -253,6 +259,17 @@ int run_plan(const Args& args) {
   if (format == Format::table) print_table(result);
   std::fflush(stdout);
   print_summary(info, result, wall_s);
+  if (!db_path.empty()) {
+    db::Store store = db::Store::open(db_path);
+    std::string command_line = "tuner plan";
+    for (const std::string& arg : args) command_line += " " + arg;
+    const std::int64_t run_id =
+        store.begin_run(base_run_info(db::RunKind::plan, result.arch.name, command_line));
+    record_plan(store, run_id, result, smla_family::source_hash());
+    store.end_run(run_id);
+    std::fprintf(info, "recorded %zu fates as plan run %lld in %s\n", result.rows.size(),
+                 static_cast<long long>(run_id), db_path.c_str());
+  }
   return 0;
 }
 
