@@ -21,5 +21,11 @@ int run_plan(const Args& args);
 int run_bench(const Args& args);
 int run_sweep(const Args& args);
 int run_sweep_worker(const Args& args);
+int run_report(const Args& args);
+int run_diff(const Args& args);
+int run_query(const Args& args);
+int run_freeze(const Args& args);
+int run_verify(const Args& args);
+int run_export(const Args& args);
 
 }  // namespace tuner::cli

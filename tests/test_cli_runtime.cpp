@@ -1,0 +1,296 @@
+// The runtime-side CLI (query, freeze, verify, export) run as the built binary on real SQLite files
+// in a fresh temporary directory per test case; fixture stores are written through db::Store.
+#include <doctest/doctest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "db/store/store.hpp"
+#include "kernels/sparse_mla_decode/source.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kTuner = TUNER_BINARY_DIR "/tuner/tuner";
+const std::string kDefault =
+    R"({"block_h":16,"block_t":16,"num_stages":2,"num_warps":4,"target_ctas":512})";
+const std::string kTuned1 =
+    R"({"block_h":16,"block_t":32,"num_stages":2,"num_warps":4,"target_ctas":1024})";
+const std::string kTuned64 =
+    R"({"block_h":16,"block_t":32,"num_stages":2,"num_warps":4,"target_ctas":256})";
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "test_cli_runtime_XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout; stderr too when asked
+};
+
+// Runs the tuner binary with `arguments` (shell words, paths quoted by the caller).
+Result run_tuner(const std::string& arguments, bool with_stderr = false) {
+  const std::string command =
+      "'" + kTuner + "' " + arguments + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
+  Result result;
+  std::array<char, 4096> buffer{};
+  std::size_t read = 0;
+  while ((read = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    result.output.append(buffer.data(), read);
+  }
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string quoted(const std::string& path) { return "'" + path + "'"; }
+
+tuner::db::WinnerRecord winner(int batch, const std::string& params, double median_us,
+                               std::int64_t run_id, const std::string& source_hash) {
+  tuner::db::WinnerRecord w;
+  w.family = "sparse_mla_decode";
+  w.budget_arch = "sm_120";
+  w.measured_arch = "sm_90";
+  w.device_name = "NVIDIA H200";
+  w.n_heads = 64;
+  w.attn_tp = 4;
+  w.topk = 2048;
+  w.kv_format = "fp8_ds_mla";
+  w.page_size = 64;
+  w.batch = batch;
+  w.params_json = params;
+  w.median_us = median_us;
+  w.default_params_json = kDefault;
+  w.default_median_us = median_us * 1.2;
+  const bool kept = params == kDefault;
+  w.decision = kept ? tuner::db::Decision::default_kept : tuner::db::Decision::tuned;
+  w.speedup_vs_default = kept ? 1.0 : 1.2;
+  w.noise_rel = 0.01;
+  w.reason = kept ? "default kept" : "tuned";
+  w.source_hash = source_hash;
+  w.run_id = run_id;
+  return w;
+}
+
+// A store with winners for batches 1, 16 (the default kept) and 64, budget sm_120, timed on an
+// H200; run id returned. Uses this build's kernel source hash so that freeze can compile them.
+std::int64_t write_store(const std::string& path) {
+  tuner::db::Store store = tuner::db::Store::open(path);
+  tuner::db::RunInfo run;
+  run.host = "test-host";
+  run.gpu_name = "NVIDIA H200";
+  run.measured_arch = "sm_90";
+  run.budget_arch = "sm_120";
+  run.driver_version = "13000";
+  run.cuda_version = "13000";
+  run.nvrtc_version = "13.0";
+  run.tuner_version = "test";
+  run.command_line = "tuner sweep --budget-arch sm_120";
+  run.kind = tuner::db::RunKind::sweep;
+  const std::int64_t run_id = store.begin_run(run);
+  const std::string hash = tuner::smla_family::source_hash();
+  store.add_source(hash, "sparse_mla_decode");
+  store.record_winner(winner(1, kTuned1, 17.5, run_id, hash));
+  store.record_winner(winner(16, kDefault, 30.0, run_id, hash));
+  store.record_winner(winner(64, kTuned64, 80.25, run_id, hash));
+  store.end_run(run_id);
+  return run_id;
+}
+
+nlohmann::json query_json(const std::string& db, int batch, const std::string& extra = "") {
+  const Result result =
+      run_tuner("query --db " + quoted(db) + " --family sparse_mla_decode " +
+                "--heads 64 --tp 4 --batch " + std::to_string(batch) + " --format json " + extra);
+  REQUIRE_MESSAGE(result.exit_code == 0, result.output);
+  return nlohmann::json::parse(result.output);
+}
+
+}  // namespace
+
+TEST_CASE("query --format json: exact and bucket and default answers with their provenance") {
+  TempDir dir;
+  const std::string db = dir / "tuning.db";
+  const std::int64_t run_id = write_store(db);
+
+  const nlohmann::json exact = query_json(db, 64);  // --arch defaults to the only one, sm_120
+  CHECK(exact["how"] == "exact");
+  CHECK(exact["miss"] == "none");
+  CHECK(exact["arch"] == "sm_120");
+  CHECK(exact["batch"] == 64);
+  CHECK(exact["tuned_batch"] == 64);
+  CHECK(exact["config"]["block_t"] == 32);
+  CHECK(exact["config"]["target_ctas"] == 256);
+  CHECK(exact["params_json"] == kTuned64);
+  CHECK(exact["median_us"] == doctest::Approx(80.25));
+  CHECK(exact["run_id"] == run_id);
+  CHECK(exact["measured_arch"] == "sm_90");
+  CHECK(exact["device_name"] == "NVIDIA H200");
+  CHECK(exact["default_kept"] == false);
+  CHECK(exact["frozen"] == false);
+  CHECK(exact["shape"]["kv_format"] == "fp8_ds_mla");
+
+  const nlohmann::json bucket = query_json(db, 9);
+  CHECK(bucket["how"] == "bucket");
+  CHECK(bucket["tuned_batch"] == 16);
+  CHECK(bucket["params_json"] == kDefault);
+  CHECK(bucket["default_kept"] == true);
+
+  const nlohmann::json above = query_json(db, 500);
+  CHECK(above["how"] == "bucket");
+  CHECK(above["tuned_batch"] == 64);
+
+  const nlohmann::json untuned = query_json(db, 8, "--kv bf16");
+  CHECK(untuned["how"] == "default");
+  CHECK(untuned["miss"] == "shape_not_tuned");
+  CHECK(untuned["params_json"] == kDefault);
+  CHECK(untuned["tuned_batch"].is_null());
+  CHECK(untuned["median_us"].is_null());
+  CHECK(untuned["run_id"].is_null());
+  CHECK(untuned["device_name"].is_null());
+
+  const nlohmann::json other_arch = query_json(db, 8, "--arch sm_90");
+  CHECK(other_arch["how"] == "default");
+  CHECK(other_arch["miss"] == "arch_not_in_db");
+}
+
+TEST_CASE("query: a missing or corrupt file or an ambiguous arch exits 2 naming the problem") {
+  TempDir dir;
+  const Result missing = run_tuner("query --db " + quoted(dir / "absent.db") + " --batch 8", true);
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.output.find("absent.db' does not exist") != std::string::npos);
+
+  const std::string corrupt = dir / "corrupt.db";
+  std::ofstream(corrupt) << std::string(4096, 'x');
+  const Result damaged = run_tuner("query --db " + quoted(corrupt) + " --batch 8", true);
+  CHECK(damaged.exit_code == 2);
+  CHECK(damaged.output.find("corrupt.db") != std::string::npos);
+  CHECK(damaged.output.find("not a SQLite database") != std::string::npos);
+
+  const std::string db = dir / "tuning.db";
+  const std::int64_t run_id = write_store(db);
+  {
+    tuner::db::Store store = tuner::db::Store::open(db);
+    tuner::db::WinnerRecord sm90 = winner(8, kDefault, 20.0, run_id, "any");
+    sm90.budget_arch = "sm_90";
+    store.add_source("any", "sparse_mla_decode");
+    store.record_winner(sm90);
+  }
+  const Result ambiguous = run_tuner("query --db " + quoted(db) + " --batch 8", true);
+  CHECK(ambiguous.exit_code == 2);
+  CHECK(ambiguous.output.find("several budget arches (sm_120, sm_90): pass --arch") !=
+        std::string::npos);
+}
+
+TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an edited file") {
+  TempDir dir;
+  const std::string db = dir / "tuning.db";
+  const std::string frozen = dir / "frozen.db";
+  write_store(db);
+  const Result froze = run_tuner("freeze --db " + quoted(db) + " --out " + quoted(frozen) +
+                                     " --arch sm_120 --cache-dir " + quoted(dir / "cache"),
+                                 true);
+  REQUIRE_MESSAGE(froze.exit_code == 0, froze.output);
+  MESSAGE(froze.output);
+  // Three distinct configs (the default among them): one cubin each, all for sm_120.
+  CHECK(froze.output.find("froze") != std::string::npos);
+  CHECK(froze.output.find("3 winners, 3 cubins") != std::string::npos);
+  CHECK(froze.output.find("cubin for sm_120") != std::string::npos);
+
+  const Result verified = run_tuner("verify " + quoted(frozen), true);
+  CHECK_MESSAGE(verified.exit_code == 0, verified.output);
+  CHECK(verified.output.rfind("ok: ", 0) == 0);
+
+  // The frozen answer carries the cubin: split + combine, or both splits + combine (default).
+  const nlohmann::json tuned = query_json(frozen, 1);
+  CHECK(tuned["frozen"] == true);
+  CHECK(tuned["how"] == "exact");
+  CHECK(tuned["cubin_bytes"].get<long long>() > 1000);
+  CHECK(tuned["kernel_names"].size() == 2);
+  const nlohmann::json fallback = query_json(frozen, 8, "--kv bf16");
+  CHECK(fallback["how"] == "default");
+  CHECK(fallback["kernel_names"].size() == 3);
+
+  // Refuses to overwrite without --force.
+  const Result again = run_tuner("freeze --db " + quoted(db) + " --out " + quoted(frozen) +
+                                     " --cache-dir " + quoted(dir / "cache"),
+                                 true);
+  CHECK(again.exit_code == 2);
+
+  // Flip one byte of the winners' payload: an edit the checksum must catch.
+  const std::string edited = dir / "edited.db";
+  fs::copy_file(frozen, edited);
+  {
+    std::fstream file(edited, std::ios::in | std::ios::out | std::ios::binary);
+    std::ostringstream contents;
+    contents << file.rdbuf();
+    const std::string bytes = contents.str();
+    const std::size_t where = bytes.find(
+        "\"block_t\":32,\"num_stages\":2,\"num_warps\":4,"
+        "\"target_ctas\":256");
+    REQUIRE(where != std::string::npos);
+    file.seekp(static_cast<std::streamoff>(where + 11));  // the '3' of 32
+    file.put('6');
+  }
+  const Result failed = run_tuner("verify " + quoted(edited), true);
+  CHECK(failed.exit_code == 1);
+  CHECK(failed.output.find("FAILED") != std::string::npos);
+  CHECK(failed.output.find("checksum") != std::string::npos);
+
+  const Result missing = run_tuner("verify " + quoted(dir / "absent.db"), true);
+  CHECK(missing.exit_code == 2);
+}
+
+TEST_CASE("export --format vllm-json writes one file keyed by batch size") {
+  TempDir dir;
+  const std::string db = dir / "tuning.db";
+  write_store(db);
+  const std::string out = dir / "configs";
+  const Result exported =
+      run_tuner("export --db " + quoted(db) + " --format vllm-json --out " + quoted(out), true);
+  REQUIRE_MESSAGE(exported.exit_code == 0, exported.output);
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(out)) files.push_back(entry.path());
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].filename() ==
+        "sparse_mla_decode,heads=64,tp=4,topk=2048,kv=fp8_ds_mla,device=NVIDIA_H200,"
+        "arch=sm_120.json");
+  std::ifstream file(files[0]);
+  const nlohmann::ordered_json table = nlohmann::ordered_json::parse(file);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : table.items()) keys.push_back(key);
+  CHECK(keys == std::vector<std::string>{"1", "16", "64"});
+  CHECK(table["1"]["BLOCK_T"] == 32);
+  CHECK(table["1"]["TARGET_CTAS"] == 1024);
+  CHECK(table["16"]["BLOCK_T"] == 16);
+  CHECK(table["64"]["TARGET_CTAS"] == 256);
+
+  const Result bad_format = run_tuner("export --db " + quoted(db) + " --format csv", true);
+  CHECK(bad_format.exit_code == 2);
+  CHECK(bad_format.output.find("--format 'csv' is not known: use vllm-json") != std::string::npos);
+}
