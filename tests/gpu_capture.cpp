@@ -5,6 +5,8 @@
 // and replayed, and every batch's output is checked against the fp32 reference. The tuner's own
 // timing code must refuse a capturing stream.
 #include <doctest/doctest.h>
+
+#include <cstdlib>
 #include <stdlib.h>
 #include <sys/wait.h>
 
@@ -169,7 +171,10 @@ TEST_CASE(
   const std::string store_path = dir / "tuning.db";
   const std::string frozen_path = dir / "frozen.db";
   write_store(store_path, arch_name, info.name);
-  const std::string freeze = std::string("'") + TUNER_BINARY_DIR + "/tuner/tuner' freeze --db '" +
+  // TUNER_BINARY overrides the build tree's binary (a copied build on the GPU machine).
+  const char* binary = std::getenv("TUNER_BINARY");
+  const std::string tuner = binary != nullptr ? binary : TUNER_BINARY_DIR "/tuner/tuner";
+  const std::string freeze = "'" + tuner + "' freeze --db '" +
                              store_path + "' --out '" + frozen_path + "' --arch " + arch_name +
                              " --cache-dir '" + (dir / "cache") + "'";
   const int status = std::system(freeze.c_str());

@@ -54,6 +54,36 @@ __device__ __forceinline__ void mma_bf16_16816(float (&acc)[4], const unsigned (
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// D = A(16x16 f16, row) * B(16x8 f16, col) + D, fp32 accumulate (same rate as bf16).
+__device__ __forceinline__ void mma_f16_16816(float (&acc)[4], const unsigned (&a)[4], unsigned b0,
+                                              unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two floats -> packed f16x2 (lo in the low half), round to nearest even.
+__device__ __forceinline__ unsigned pack_f16x2(float lo, float hi) {
+  unsigned packed;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(packed) : "f"(hi), "f"(lo));
+  return packed;
+}
+
+// Four e4m3 bytes -> four f16 (exact), one cvt per pair: the cheap dequantization path.
+__device__ __forceinline__ void e4m3x4_to_f16x4(unsigned four_bytes, unsigned& out01,
+                                                unsigned& out23) {
+  asm("{\n"
+      ".reg .b16 lo, hi;\n"
+      "mov.b32 {lo, hi}, %2;\n"
+      "cvt.rn.f16x2.e4m3x2 %0, lo;\n"
+      "cvt.rn.f16x2.e4m3x2 %1, hi;\n"
+      "}\n"
+      : "=r"(out01), "=r"(out23)
+      : "r"(four_bytes));
+}
+
 // Two floats -> packed bf16x2 (lo in the low half), round to nearest even.
 __device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi) {
   unsigned packed;

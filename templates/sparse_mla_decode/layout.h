@@ -97,7 +97,7 @@ SMLA_HD constexpr SmemLayout smem_layout(int block_t, int block_h, int num_warps
 // Registers per thread the host expects before compiling: the fp32 output accumulator
 // (block_h x 512 spread over the warps' lanes) plus a fixed part for fragments, addresses and the
 // softmax, calibrated against ptxas on sm_90 and sm_120 (see kernels/sparse_mla_decode/resources.cpp).
-constexpr int kRegisterOverhead = 56;
+constexpr int kRegisterOverhead = 72;
 SMLA_HD constexpr int accumulator_registers(int block_h, int num_warps) {
   return block_h * kLatentDim / (num_warps * 32);
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Split-K sparse MLA decode: one CTA per (split, head group, batch item). It walks its slice of the
 // top-k index list in tiles of BLOCK_T tokens, gathers the KV rows with 16-byte cp.async into a
-// NUM_STAGES-deep shared-memory ring, computes scores and P.V with mma.sync m16n8k16 (bf16 in,
+// NUM_STAGES-deep shared-memory ring, computes scores and P.V with mma.sync m16n8k16 (bf16 or f16 in,
 // fp32 accumulate) and keeps an online softmax. With one split it writes the final bf16 output;
 // otherwise fp32 partials + lse per split, merged by sparse_mla_decode_combine.
 #include "common/ptx.cuh"
@@ -10,12 +10,55 @@
 
 namespace smla_detail {
 
+// fp8 caches run the tensor cores in f16: e4m3 -> f16 is one exact cvt per pair, while there is no
+// direct e4m3 -> bf16 conversion. q (bf16) is converted to f16 once per CTA, clamped to f16's range.
+// bf16 caches stay bf16 throughout.
 template <int KV_FORMAT>
 struct KvTraits {
   static constexpr bool kFp8 = KV_FORMAT == smla::kFp8DsMla;
   static constexpr int kRowBytes = smla::kv_row_bytes(KV_FORMAT);
   static constexpr int kChunksPerRow = kRowBytes / 16;
+
+  __device__ static __forceinline__ void mma(float (&acc)[4], const unsigned (&a)[4], unsigned b0,
+                                             unsigned b1) {
+    if (kFp8) {
+      ptx::mma_f16_16816(acc, a, b0, b1);
+    } else {
+      ptx::mma_bf16_16816(acc, a, b0, b1);
+    }
+  }
+  __device__ static __forceinline__ unsigned short pack(float value) {
+    return static_cast<unsigned short>(
+        (kFp8 ? ptx::pack_f16x2(value, 0.f) : ptx::pack_bf16x2(value, 0.f)) & 0xffffu);
+  }
 };
+
+__device__ __forceinline__ float clamp_to_f16(float value) {
+  return fminf(fmaxf(value, -65504.f), 65504.f);
+}
+
+// Eight bf16 (one uint4) -> eight f16, clamped to f16's finite range.
+__device__ __forceinline__ uint4 bf16x8_to_f16x8(uint4 bf16) {
+  const unsigned words[4] = {bf16.x, bf16.y, bf16.z, bf16.w};
+  unsigned out[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    out[i] = ptx::pack_f16x2(clamp_to_f16(__uint_as_float(words[i] << 16)),
+                             clamp_to_f16(__uint_as_float(words[i] & 0xffff0000u)));
+  }
+  return make_uint4(out[0], out[1], out[2], out[3]);
+}
+
+// q rows in shared memory, bf16 -> f16 in place (fp8 caches only), once per CTA.
+template <int BLOCK_H, int NUM_THREADS>
+__device__ __forceinline__ void convert_q_to_f16(const smla::SmemLayout& layout, unsigned char* smem) {
+  constexpr int kUnits = smla::kHeadDim * 2 / 16;
+  for (int i = threadIdx.x; i < BLOCK_H * kUnits; i += NUM_THREADS) {
+    uint4* unit = reinterpret_cast<uint4*>(smem + layout.q_offset + (i / kUnits) * layout.q_row_stride +
+                                           (i % kUnits) * 16);
+    *unit = bf16x8_to_f16x8(*unit);
+  }
+}
 
 // Issues the cp.async copies of one tile (BLOCK_T rows) into ring stage `stage` and records each
 // row's token id (-1 for invalid entries and positions past the split's end).
@@ -39,8 +82,8 @@ __device__ __forceinline__ void load_tile(const smla::SplitParams& p, const smla
   }
 }
 
-// fp8 rows -> unscaled bf16 rows (exact), rope copied; scales stay in the ring and are applied to
-// the scores and to P.
+// fp8 rows -> unscaled f16 rows (exact), rope bf16 -> f16; scales stay in the ring and are applied
+// to the scores and to P.
 template <int BLOCK_T, int NUM_THREADS>
 __device__ __forceinline__ void dequantize_tile(const smla::SmemLayout& layout,
                                                 const unsigned char* ring, unsigned char* dequant) {
@@ -55,13 +98,13 @@ __device__ __forceinline__ void dequantize_tile(const smla::SmemLayout& layout,
     if (unit < kLatentUnits) {
       const uint2 bytes = *reinterpret_cast<const uint2*>(src + unit * 8);
       uint4 out;
-      ptx::e4m3x4_to_bf16x4(bytes.x, out.x, out.y);
-      ptx::e4m3x4_to_bf16x4(bytes.y, out.z, out.w);
+      ptx::e4m3x4_to_f16x4(bytes.x, out.x, out.y);
+      ptx::e4m3x4_to_f16x4(bytes.y, out.z, out.w);
       *reinterpret_cast<uint4*>(dst + unit * 16) = out;
     } else {
       const int rope_unit = unit - kLatentUnits;
-      *reinterpret_cast<uint4*>(dst + smla::kLatentDim * 2 + rope_unit * 16) =
-          *reinterpret_cast<const uint4*>(src + smla::kFp8RopeOffset + rope_unit * 16);
+      *reinterpret_cast<uint4*>(dst + smla::kLatentDim * 2 + rope_unit * 16) = bf16x8_to_f16x8(
+          *reinterpret_cast<const uint4*>(src + smla::kFp8RopeOffset + rope_unit * 16));
     }
   }
 }
@@ -103,10 +146,10 @@ __device__ __forceinline__ void compute_scores(const smla::SmemLayout& layout, u
         ptx::ldmatrix_x4(b, b_row + k_step * 32);
         unsigned a0[4];
         ptx::ldmatrix_x4(a0, a_row + k_step * 32);
-        ptx::mma_bf16_16816(acc, a0, b[0], b[1]);
+        Kv::mma(acc, a0, b[0], b[1]);
         unsigned a1[4];
         ptx::ldmatrix_x4(a1, a_row + (k_step + 1) * 32);
-        ptx::mma_bf16_16816(acc, a1, b[2], b[3]);
+        Kv::mma(acc, a1, b[2], b[3]);
       }
       if (Kv::kFp8 && segment < 8) {
         // Columns of the C fragment are tokens: scale each by its row's group scale.
@@ -182,7 +225,7 @@ __device__ __forceinline__ void softmax_tile(const smla::SmemLayout& layout, uns
           const float value = prob * scale;
           unsigned short* probs = reinterpret_cast<unsigned short*>(
               smem + layout.probs_offset + (copy * BLOCK_H + row) * layout.probs_row_stride);
-          probs[col] = static_cast<unsigned short>(ptx::pack_bf16x2(value, 0.f) & 0xffffu);
+          probs[col] = Kv::pack(value);
         }
       }
     }
@@ -245,8 +288,8 @@ __device__ __forceinline__ void accumulate_pv(
         }
         unsigned b[4];
         ptx::ldmatrix_x4_trans(b, v_row + dim * 2);
-        ptx::mma_bf16_16816(acc[m_tile][n], a, b[0], b[1]);
-        ptx::mma_bf16_16816(acc[m_tile][n + 1], a, b[2], b[3]);
+        Kv::mma(acc[m_tile][n], a, b[0], b[1]);
+        Kv::mma(acc[m_tile][n + 1], a, b[2], b[3]);
       }
     }
   }
@@ -308,7 +351,7 @@ __device__ __forceinline__ void write_output(
 }  // namespace smla_detail
 
 template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT>
-__global__ void __launch_bounds__(NUM_WARPS * 32)
+__global__ void __launch_bounds__(NUM_WARPS * 32, 1)
     sparse_mla_decode_split(const smla::SplitParams p) {
   static_assert(BLOCK_T % 16 == 0 && BLOCK_H % 16 == 0, "tiles are multiples of the mma shape");
   static_assert(smla::kLatentDim % (NUM_WARPS * 16) == 0, "each warp owns pairs of 8-dim n-tiles");
@@ -381,6 +424,7 @@ __global__ void __launch_bounds__(NUM_WARPS * 32)
     const unsigned char* kv_tile = ring;
     int kv_row_stride = layout.ring_row_stride;
     if (Kv::kFp8) {
+      if (tile == 0) smla_detail::convert_q_to_f16<BLOCK_H, kThreads>(layout, smem);
       smla_detail::dequantize_tile<BLOCK_T, kThreads>(layout, ring, smem + layout.dequant_offset);
       __syncthreads();
       kv_tile = smem + layout.dequant_offset;
