@@ -553,3 +553,27 @@ TEST_CASE("store: SQLite errors quote the call, the code's name, the SQL and the
   CHECK(sqlite_code_name(2067) == "SQLITE_CONSTRAINT_UNIQUE");
   CHECK(sqlite_code_name(5 | (9 << 8)) == "SQLITE_BUSY_9");
 }
+
+TEST_CASE("store: a read-only open never changes the file and refuses writes") {
+  TempDir dir;
+  const fs::path path = dir / "tuning.db";
+  {
+    Store store = Store::open(path);
+    const Recorded ids = start_sweep(store);
+    store.record_trial(measured_trial(ids.run, ids.problem, kParams, 10.0));
+  }
+  auto bytes_of = [](const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const std::string before = bytes_of(path);
+  {
+    Store store = Store::open_read_only(path);
+    CHECK(store.runs().size() == 1);
+    CHECK(store.count_trials() == 1);
+    CHECK_THROWS_AS(store.begin_run(sweep_run()), DbError);
+  }
+  CHECK(bytes_of(path) == before);
+  CHECK_THROWS_WITH_AS(Store::open_read_only(dir / "missing.db"),
+                       doctest::Contains("does not exist"), DbInputError);
+}

@@ -368,6 +368,32 @@ Store Store::open(const std::filesystem::path& path) {
   return Store(std::move(connection), path.string());
 }
 
+Store Store::open_read_only(const std::filesystem::path& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    throw DbInputError("tuning store " + path.string() +
+                       " does not exist: pass the --db file a sweep or plan wrote");
+  }
+  Connection connection = Connection::open(path, OpenMode::read_only);
+  try {
+    check_writable_kind(connection, path.string());
+    const std::int64_t version = connection.query_int64("PRAGMA user_version");
+    if (version != kSchemaVersion) {
+      throw DbInputError(path.string() + " has schema version " + std::to_string(version) +
+                         ", not " + std::to_string(kSchemaVersion) +
+                         ": open it once with a writing command (tuner plan --db) to upgrade it");
+    }
+  } catch (const DbError& failure) {
+    const int primary = failure.primary_code();
+    if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT) {
+      throw DbInputError("tuning store " + path.string() +
+                         " is corrupted or not a SQLite database: pass another --db path");
+    }
+    throw failure.with_context("opening tuning store " + path.string() + " read-only");
+  }
+  return Store(std::move(connection), path.string());
+}
+
 std::int64_t Store::begin_run(const RunInfo& run) {
   require(!run.host.empty() && !run.budget_arch.empty() && !run.tuner_version.empty(),
           "begin_run: host, budget_arch and tuner_version must be set");

@@ -38,6 +38,10 @@ class Store {
   // when the directory is missing, the file is a frozen DB or has a newer schema, DbError when
   // the file is not a SQLite database or cannot be written.
   static Store open(const std::filesystem::path& path);
+  // Opens an existing store for reading only (reports, diffs): the file is never modified, not
+  // even its journal mode. Throws DbInputError when it is missing, not a store, frozen, or of
+  // another schema version.
+  static Store open_read_only(const std::filesystem::path& path);
 
   const std::string& path() const noexcept { return path_; }
   // For read-only queries the API does not cover (reports); keep writes in this class.

@@ -37,7 +37,7 @@ db::Store open_existing(const std::string& path) {
                      ": no such file; pass the tuning DB that `tuner sweep --db` wrote");
   }
   try {
-    return db::Store::open(path);
+    return db::Store::open_read_only(path);  // a report never writes the DB it reads
   } catch (const db::DbInputError& failure) {
     throw InputError(std::string("--db ") + path + ": " + failure.what());
   } catch (const db::DbError& failure) {
