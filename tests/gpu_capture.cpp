@@ -6,9 +6,9 @@
 // timing code must refuse a capturing stream.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <cstdlib>
 
 #include <algorithm>
 #include <cstdio>
@@ -174,9 +174,9 @@ TEST_CASE(
   // TUNER_BINARY overrides the build tree's binary (a copied build on the GPU machine).
   const char* binary = std::getenv("TUNER_BINARY");
   const std::string tuner = binary != nullptr ? binary : TUNER_BINARY_DIR "/tuner/tuner";
-  const std::string freeze = "'" + tuner + "' freeze --db '" +
-                             store_path + "' --out '" + frozen_path + "' --arch " + arch_name +
-                             " --cache-dir '" + (dir / "cache") + "'";
+  const std::string freeze = "'" + tuner + "' freeze --db '" + store_path + "' --out '" +
+                             frozen_path + "' --arch " + arch_name + " --cache-dir '" +
+                             (dir / "cache") + "'";
   const int status = std::system(freeze.c_str());
   REQUIRE_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), freeze);
 

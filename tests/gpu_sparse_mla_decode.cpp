@@ -109,7 +109,8 @@ CompiledKeys compile_all(const std::vector<KernelConfig>& configs, KvFormat kv, 
   compiled.failures.resize(configs.size());
   parallel_for(configs.size(), 0, [&](std::size_t i) {
     try {
-      compiled.results[i] = std::make_unique<CompileResult>(compile(split_program(configs[i], kv, arch_sm)));
+      compiled.results[i] =
+          std::make_unique<CompileResult>(compile(split_program(configs[i], kv, arch_sm)));
     } catch (const NvrtcError& error) {
       compiled.failures[i] = error.what();
     }
@@ -142,7 +143,8 @@ void record(Tally& tally, const Agreement& agreement, const std::string& label) 
   const bool ok = agreement.passes(kOutTolerance, kLseTolerance);
   if (!ok) ++tally.failures;
   if (std::FILE* log = check_log()) {
-    std::fprintf(log, "%s %s %s\n", ok ? "PASS" : "FAIL", label.c_str(), describe(agreement).c_str());
+    std::fprintf(log, "%s %s %s\n", ok ? "PASS" : "FAIL", label.c_str(),
+                 describe(agreement).c_str());
   }
   if (!ok) MESSAGE("FAIL " << label << ": " << describe(agreement));
 }
@@ -152,12 +154,13 @@ Tally run_shape(const CompiledKeys& compiled, const Shape& shape, long long num_
                 std::uint64_t seed) {
   Gpu& device = gpu();
   InputSpec spec{shape, num_tokens, 1, 30, seed};
-  DeviceProblem problem =
-      make_device_problem(device.utility, spec, max_splits_for(compiled.configs, shape), device.stream.get());
+  DeviceProblem problem = make_device_problem(
+      device.utility, spec, max_splits_for(compiled.configs, shape), device.stream.get());
   Tally tally;
   for (std::size_t i = 0; i < compiled.configs.size(); ++i) {
     if (!compiled.results[i]) continue;
-    DecodeKernels kernels = load_decode_kernels(*compiled.results[i], compiled.configs[i], shape.kv_format);
+    DecodeKernels kernels =
+        load_decode_kernels(*compiled.results[i], compiled.configs[i], shape.kv_format);
     redraw_inputs(device.utility, problem, seed * 1000 + i, device.stream.get());
     problem.ref_out.fill_u32(0x7fc00001u, device.stream.get());
     launch_reference(device.utility, problem, 0, device.stream.get());
@@ -173,9 +176,10 @@ Tally run_shape(const CompiledKeys& compiled, const Shape& shape, long long num_
       device.stream.synchronize("candidate");
       const DeviceOutputs got = download_outputs(problem);
       record(tally, compare(got.out, got.lse, ref_out, ref_lse),
-             describe(to_config(kernels.config)) + " kv=" + std::string(to_string(shape.kv_format)) +
-                 " heads=" + std::to_string(shape.n_local_heads()) + " batch=" +
-                 std::to_string(shape.batch) + " topk=" + std::to_string(shape.topk) +
+             describe(to_config(kernels.config)) +
+                 " kv=" + std::string(to_string(shape.kv_format)) +
+                 " heads=" + std::to_string(shape.n_local_heads()) +
+                 " batch=" + std::to_string(shape.batch) + " topk=" + std::to_string(shape.topk) +
                  " splits=" + std::to_string(geometry.num_splits));
     }
   }
@@ -231,10 +235,11 @@ TEST_CASE("every config that compiles and fits is correct on every shape") {
           Shape shape = base;
           shape.batch = batch;
           shape.topk = topk;
-          const Tally tally = run_shape(compiled, shape, 1 << 18, static_cast<std::uint64_t>(batch * 7919 + topk));
-          std::printf("%-10s %5d %5d %5d %8d %8d %10.2e %10.2e\n", std::string(to_string(kv)).c_str(),
-                      shape.n_local_heads(), batch, topk, tally.checks, tally.failures,
-                      tally.worst_out, tally.worst_lse);
+          const Tally tally =
+              run_shape(compiled, shape, 1 << 18, static_cast<std::uint64_t>(batch * 7919 + topk));
+          std::printf("%-10s %5d %5d %5d %8d %8d %10.2e %10.2e\n",
+                      std::string(to_string(kv)).c_str(), shape.n_local_heads(), batch, topk,
+                      tally.checks, tally.failures, tally.worst_out, tally.worst_lse);
           std::fflush(stdout);
           total_checks += tally.checks;
           CHECK(tally.checks > 0);
@@ -249,7 +254,8 @@ TEST_CASE("every config that compiles and fits is correct on every shape") {
 namespace {
 
 void all_invalid_for_item_one(std::vector<std::int32_t>& indices, const Shape& shape, long long) {
-  if (shape.batch > 1) std::fill(indices.begin() + shape.topk, indices.begin() + 2 * shape.topk, -1);
+  if (shape.batch > 1)
+    std::fill(indices.begin() + shape.topk, indices.begin() + 2 * shape.topk, -1);
 }
 void many_duplicates(std::vector<std::int32_t>& indices, const Shape&, long long) {
   for (std::size_t i = 0; i < indices.size(); i += 2) indices[i] = 12345;
@@ -266,8 +272,9 @@ TEST_CASE("corner cases: invalid rows, duplicates, the last slot, topk below BLO
   Gpu& device = gpu();
   const int arch = device.info.arch_sm();
   for (KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
-    for (const KernelConfig& config : {KernelConfig{16, 16, 4, 2, 512}, KernelConfig{64, 16, 8, 1, 128},
-                                       KernelConfig{32, 16, 2, 3, 1024}}) {
+    for (const KernelConfig& config :
+         {KernelConfig{16, 16, 4, 2, 512}, KernelConfig{64, 16, 8, 1, 128},
+          KernelConfig{32, 16, 2, 3, 1024}}) {
       const CompileResult compiled = compile(split_program(config, kv, arch));
       const DecodeKernels kernels = load_decode_kernels(compiled, config, kv);
       for (int topk : {2048, 5}) {
@@ -277,12 +284,15 @@ TEST_CASE("corner cases: invalid rows, duplicates, the last slot, topk below BLO
         shape.topk = topk;
         InputSpec spec{shape, 1 << 16, 1, 30, 5};
         DeviceProblem problem = make_device_problem(device.utility, spec, 128, device.stream.get());
-        const std::string label = describe(to_config(config)) + " kv=" + std::string(to_string(kv)) +
+        const std::string label = describe(to_config(config)) +
+                                  " kv=" + std::string(to_string(kv)) +
                                   " topk=" + std::to_string(topk);
-        for (auto [name, edit] : {std::pair<const char*, IndexEdit>{"all -1 for item 1", all_invalid_for_item_one},
-                                  {"duplicates", many_duplicates},
-                                  {"last slots", last_slots}}) {
-          const Agreement agreement = verify_candidate(device.utility, kernels, problem, 77, device.stream, edit);
+        for (auto [name, edit] :
+             {std::pair<const char*, IndexEdit>{"all -1 for item 1", all_invalid_for_item_one},
+              {"duplicates", many_duplicates},
+              {"last slots", last_slots}}) {
+          const Agreement agreement =
+              verify_candidate(device.utility, kernels, problem, 77, device.stream, edit);
           INFO(label << " " << name << ": " << describe(agreement));
           CHECK(agreement.passes(kOutTolerance, kLseTolerance));
         }
@@ -300,9 +310,11 @@ TEST_CASE("a KV cache over 2^31 bytes: indices near its end use 64-bit row offse
   const long long num_tokens = 4LL << 20;  // 4M tokens x 656 B = 2.75 GB
   InputSpec spec{shape, num_tokens, 1, 0, 9};
   DeviceProblem problem = make_device_problem(device.utility, spec, 64, device.stream.get());
-  const CompileResult compiled = compile(split_program(config, shape.kv_format, device.info.arch_sm()));
+  const CompileResult compiled =
+      compile(split_program(config, shape.kv_format, device.info.arch_sm()));
   const DecodeKernels kernels = load_decode_kernels(compiled, config, shape.kv_format);
-  const Agreement agreement = verify_candidate(device.utility, kernels, problem, 3, device.stream, last_slots);
+  const Agreement agreement =
+      verify_candidate(device.utility, kernels, problem, 3, device.stream, last_slots);
   MESSAGE("4M-token cache, fast kernel vs GPU reference: " << describe(agreement));
   CHECK(agreement.passes(kOutTolerance, kLseTolerance));
   // The GPU reference itself, on those far rows, against the CPU.

@@ -94,7 +94,7 @@ TEST_CASE("the layout puts the ring, q and the tiles where the budget says") {
 }
 
 TEST_CASE("launch geometry follows the split rule") {
-  Shape shape;  // topk 2048, 16 local heads
+  Shape shape;                             // topk 2048, 16 local heads
   KernelConfig config = default_config();  // BLOCK_T 16, TARGET_CTAS 512
   shape.batch = 1;
   LaunchGeometry geometry = launch_geometry(config, shape);
@@ -118,8 +118,8 @@ TEST_CASE("launch geometry follows the split rule") {
 }
 
 TEST_CASE("fp8 e4m3 decoding covers normals, subnormals and signs") {
-  CHECK(e4m3_to_double(0x38) == 1.0);           // exponent 7, mantissa 0
-  CHECK(e4m3_to_double(0x7e) == 448.0);         // largest finite
+  CHECK(e4m3_to_double(0x38) == 1.0);                  // exponent 7, mantissa 0
+  CHECK(e4m3_to_double(0x7e) == 448.0);                // largest finite
   CHECK(e4m3_to_double(0x01) == std::ldexp(1.0, -9));  // smallest subnormal
   CHECK(e4m3_to_double(0xb8) == -1.0);
   CHECK(bf16_to_double(0x3f80) == 1.0);
@@ -136,7 +136,9 @@ TEST_CASE("the CPU reference on a hand-worked case") {
   inputs.q.assign(2 * 576, 0);
   inputs.q[0] = 0x3f80;  // q[0][0][0] = 1
   inputs.kv.assign(2 * 1152, 0);
-  auto set_kv = [&](int token, int dim, std::uint16_t bits) { std::memcpy(&inputs.kv[token * 1152 + dim * 2], &bits, 2); };
+  auto set_kv = [&](int token, int dim, std::uint16_t bits) {
+    std::memcpy(&inputs.kv[token * 1152 + dim * 2], &bits, 2);
+  };
   set_kv(0, 0, 0x4000);  // token 0: k0 = 2 -> score 1
   set_kv(1, 0, 0x0000);  // token 1: k0 = 0 -> score 0
   set_kv(1, 1, 0x3f80);  // token 1: v1 = 1
@@ -156,7 +158,8 @@ TEST_CASE("the tolerance check catches NaN, -inf mismatches and large errors") {
   const std::vector<double> ref_lse = {5.0, -std::numeric_limits<double>::infinity()};
   const float inf = std::numeric_limits<float>::infinity();
   CHECK(compare({1.f, 2.f, 3.f, 4.f}, {5.f, -inf}, ref_out, ref_lse).passes(1e-2, 1e-3));
-  CHECK_FALSE(compare({1.f, 2.f, 3.f, std::nanf("")}, {5.f, -inf}, ref_out, ref_lse).passes(1e-2, 1e-3));
+  CHECK_FALSE(
+      compare({1.f, 2.f, 3.f, std::nanf("")}, {5.f, -inf}, ref_out, ref_lse).passes(1e-2, 1e-3));
   CHECK_FALSE(compare({1.f, 2.f, 3.f, 4.f}, {5.f, 0.f}, ref_out, ref_lse).passes(1e-2, 1e-3));
   CHECK_FALSE(compare({1.f, 2.f, 3.f, 4.5f}, {5.f, -inf}, ref_out, ref_lse).passes(1e-2, 1e-3));
   CHECK_FALSE(compare({1.f, 2.f, 3.f, 4.f}, {5.01f, -inf}, ref_out, ref_lse).passes(1e-2, 1e-3));
@@ -216,7 +219,8 @@ SpaceCompile compile_every_config(int arch_sm) {
 TEST_CASE("every config of the space compiles for sm_120 and sm_90") {
   for (int arch : {120, 90}) {
     const SpaceCompile summary = compile_every_config(arch);
-    MESSAGE("sm_" << arch << ": " << summary.compiled << " compile keys compiled, " << summary.failed << " failed");
+    MESSAGE("sm_" << arch << ": " << summary.compiled << " compile keys compiled, "
+                  << summary.failed << " failed");
     for (const std::string& failure : summary.failures) MESSAGE(failure);
     CHECK(summary.compiled == 2 * 3 * 3 * 3 * 4);
   }

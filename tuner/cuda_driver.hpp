@@ -42,7 +42,7 @@ int device_attribute(CUdevice_attribute attribute, int ordinal);
 
 // The device's primary context, retained and made current on the calling thread.
 class Context {
-public:
+ public:
   explicit Context(int ordinal);
   ~Context();
   Context(const Context&) = delete;
@@ -54,13 +54,13 @@ public:
   void make_current() const;
   void synchronize(const std::string& context) const;
 
-private:
+ private:
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
 };
 
 class Module {
-public:
+ public:
   Module(const std::vector<char>& cubin, const std::string& context);
   ~Module();
   Module(const Module&) = delete;
@@ -71,18 +71,19 @@ public:
   // Throws CudaError (CUDA_ERROR_NOT_FOUND) naming the function when it is absent.
   CUfunction function(const std::string& mangled_name) const;
 
-private:
+ private:
   CUmodule module_ = nullptr;
   std::string context_;
 };
 
 void set_max_dynamic_smem(CUfunction function, int bytes, const std::string& context);
-int function_attribute(CUfunction function, CUfunction_attribute attribute, const std::string& context);
+int function_attribute(CUfunction function, CUfunction_attribute attribute,
+                       const std::string& context);
 int max_active_blocks_per_sm(CUfunction function, int threads, std::size_t dynamic_smem,
                              const std::string& context);
 
 class DeviceBuffer {
-public:
+ public:
   DeviceBuffer() = default;
   DeviceBuffer(std::size_t bytes, const std::string& context);
   ~DeviceBuffer();
@@ -103,14 +104,14 @@ public:
   void fill_u16(unsigned short value, CUstream stream = nullptr) const;
   void fill_u32(unsigned int value, CUstream stream = nullptr) const;
 
-private:
+ private:
   CUdeviceptr pointer_ = 0;
   std::size_t bytes_ = 0;
   std::string context_;
 };
 
 class Stream {
-public:
+ public:
   Stream();  // non-blocking stream
   ~Stream();
   Stream(const Stream&) = delete;
@@ -122,12 +123,12 @@ public:
   // True while the stream is capturing a graph.
   bool is_capturing() const;
 
-private:
+ private:
   CUstream stream_ = nullptr;
 };
 
 class Event {
-public:
+ public:
   Event();
   ~Event();
   Event(const Event&) = delete;
@@ -140,7 +141,7 @@ public:
   // Milliseconds from start to this event (both recorded and complete).
   float elapsed_ms_since(const Event& start) const;
 
-private:
+ private:
   CUevent event_ = nullptr;
 };
 
@@ -148,7 +149,7 @@ class GraphExec;
 
 // A graph captured from a stream: begin_capture ... end_capture.
 class Graph {
-public:
+ public:
   Graph() = default;
   explicit Graph(CUgraph graph) : graph_(graph) {}
   ~Graph();
@@ -159,12 +160,12 @@ public:
   CUgraph get() const { return graph_; }
   GraphExec instantiate(const std::string& context) const;
 
-private:
+ private:
   CUgraph graph_ = nullptr;
 };
 
 class GraphExec {
-public:
+ public:
   GraphExec() = default;
   explicit GraphExec(CUgraphExec exec) : exec_(exec) {}
   ~GraphExec();
@@ -175,7 +176,7 @@ public:
   CUgraphExec get() const { return exec_; }
   void launch(CUstream stream, const std::string& context) const;
 
-private:
+ private:
   CUgraphExec exec_ = nullptr;
 };
 

@@ -1,4 +1,5 @@
 // tuner: a thin main over the engine library. One top-level catch prints `tuner: error: ...`.
+// Exit codes: 0 success, 1 failure, 2 bad input (names the input and the fix), 3 no GPU.
 #include <boost/program_options/errors.hpp>
 #include <cstdio>
 #include <exception>
@@ -12,7 +13,8 @@
 namespace {
 
 void print_usage() {
-  std::printf("usage: tuner <command> [options]   (tuner <command> --help for its options)\n\ncommands:\n");
+  std::printf(
+      "usage: tuner <command> [options]   (tuner <command> --help for its options)\n\ncommands:\n");
   for (const tuner::cli::Command& command : tuner::cli::commands()) {
     std::printf("  %-8s %s\n", command.name, command.summary);
   }
@@ -37,6 +39,10 @@ int main(int argc, char** argv) {
   } catch (const tuner::InputError& error) {
     std::fprintf(stderr, "tuner: error: %s\n", error.what());
     return 2;
+  } catch (const tuner::NoGpuError& error) {
+    // Its own code, so that scripts can fall back to GPU-free work (scripts/main_job.sh).
+    std::fprintf(stderr, "tuner: error: %s\n", error.what());
+    return 3;
   } catch (const tuner::db::DbInputError& error) {
     std::fprintf(stderr, "tuner: error: %s\n", error.what());
     return 2;

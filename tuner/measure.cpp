@@ -37,10 +37,10 @@ Timing summarize(std::vector<double> samples_us) {
   timing.p10_us = quantile(samples_us, 0.1);
   timing.p90_us = quantile(samples_us, 0.9);
   const double sigma = (quantile(samples_us, 0.75) - quantile(samples_us, 0.25)) / 1.349;
-  timing.rel_spread = timing.median_us > 0.0 && timing.samples > 0
-                          ? 1.2533 * sigma / std::sqrt(static_cast<double>(timing.samples)) /
-                                timing.median_us
-                          : 0.0;
+  timing.rel_spread =
+      timing.median_us > 0.0 && timing.samples > 0
+          ? 1.2533 * sigma / std::sqrt(static_cast<double>(timing.samples)) / timing.median_us
+          : 0.0;
   return timing;
 }
 
@@ -49,14 +49,16 @@ Timing time_graph(const Enqueue& enqueue, cuda::Stream& stream, const MeasureOpt
   refuse_capturing(stream);
   cuda::begin_capture(stream, "time_graph capture");
   try {
-    for (int launch = 0; launch < options.launches_per_graph; ++launch) enqueue(launch, stream.get());
+    for (int launch = 0; launch < options.launches_per_graph; ++launch)
+      enqueue(launch, stream.get());
   } catch (...) {
     cuda::Graph abandoned = cuda::end_capture(stream, "time_graph capture (abandoned)");
     throw;
   }
   const cuda::Graph graph = cuda::end_capture(stream, "time_graph capture");
   const cuda::GraphExec exec = graph.instantiate("time_graph instantiate");
-  for (int replay = 0; replay < options.warmup_replays; ++replay) exec.launch(stream.get(), "warm-up");
+  for (int replay = 0; replay < options.warmup_replays; ++replay)
+    exec.launch(stream.get(), "warm-up");
   stream.synchronize("warm-up");
   cuda::Event start;
   cuda::Event stop;
@@ -71,7 +73,8 @@ Timing time_graph(const Enqueue& enqueue, cuda::Stream& stream, const MeasureOpt
     if (static_cast<int>(samples_us.size()) < options.min_samples) continue;
     const double elapsed_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
-    if (summarize(samples_us).rel_spread < options.target_rel_spread || elapsed_ms > options.time_cap_ms) {
+    if (summarize(samples_us).rel_spread < options.target_rel_spread ||
+        elapsed_ms > options.time_cap_ms) {
       break;
     }
   }
@@ -83,13 +86,15 @@ double copy_bandwidth_gbs(std::size_t bytes, cuda::Stream& stream, int repeats) 
   const cuda::DeviceBuffer source(bytes, "copy bandwidth source");
   const cuda::DeviceBuffer destination(bytes, "copy bandwidth destination");
   source.fill_u32(0x3f800000u, stream.get());
-  cuda::copy_device_to_device(destination.get(), source.get(), bytes, stream.get(), "copy bandwidth");
+  cuda::copy_device_to_device(destination.get(), source.get(), bytes, stream.get(),
+                              "copy bandwidth");
   cuda::Event start;
   cuda::Event stop;
   std::vector<double> seconds;
   for (int i = 0; i < repeats; ++i) {
     start.record(stream.get());
-    cuda::copy_device_to_device(destination.get(), source.get(), bytes, stream.get(), "copy bandwidth");
+    cuda::copy_device_to_device(destination.get(), source.get(), bytes, stream.get(),
+                                "copy bandwidth");
     stop.record(stream.get());
     stop.synchronize();
     seconds.push_back(stop.elapsed_ms_since(start) / 1000.0);

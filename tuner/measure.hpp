@@ -13,7 +13,7 @@ struct Timing {
   double median_us = 0.0;  // per launch
   double p10_us = 0.0;
   double p90_us = 0.0;
-  int samples = 0;          // graph replays timed
+  int samples = 0;  // graph replays timed
   // Relative standard error of the median: 1.2533 * sigma / sqrt(n) / median, with sigma estimated
   // robustly from the interquartile range (IQR / 1.349).
   double rel_spread = 0.0;

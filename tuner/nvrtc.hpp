@@ -15,13 +15,13 @@ struct SourceFile {
 };
 
 struct CompileRequest {
-  std::string source_name;              // e.g. "sparse_mla_decode/split.cuh"
+  std::string source_name;  // e.g. "sparse_mla_decode/split.cuh"
   std::string source_text;
-  std::vector<SourceFile> headers;      // every header the source may #include, by include name
+  std::vector<SourceFile> headers;  // every header the source may #include, by include name
   std::vector<std::string> name_expressions;  // e.g. "sparse_mla_decode_split<16,16,4,2,0>"
-  int arch_sm = 120;                    // 90 -> --gpu-architecture=sm_90 (a cubin, not PTX)
-  std::vector<std::string> extra_options;  // added after the defaults
-  std::string context;                  // for error messages: config, arch
+  int arch_sm = 120;                          // 90 -> --gpu-architecture=sm_90 (a cubin, not PTX)
+  std::vector<std::string> extra_options;     // added after the defaults
+  std::string context;                        // for error messages: config, arch
 };
 
 // One kernel's figures from ptxas -v ("Used N registers, ... N bytes smem", "N bytes stack frame,

@@ -6,6 +6,7 @@
 
 namespace tuner {
 
-void parallel_for(std::size_t count, unsigned threads, const std::function<void(std::size_t)>& body);
+void parallel_for(std::size_t count, unsigned threads,
+                  const std::function<void(std::size_t)>& body);
 
 }  // namespace tuner

@@ -4,19 +4,28 @@ namespace tuner {
 
 db::Fate to_db_fate(Fate fate) {
   switch (fate) {
-    case Fate::pruned_shape: return db::Fate::pruned_shape;
-    case Fate::pruned_budget: return db::Fate::pruned_budget;
-    case Fate::compile_failed: return db::Fate::compile_failed;
-    case Fate::pruned_after_compile: return db::Fate::pruned_after_compile;
-    case Fate::survivor: return db::Fate::survivor;
+    case Fate::pruned_shape:
+      return db::Fate::pruned_shape;
+    case Fate::pruned_budget:
+      return db::Fate::pruned_budget;
+    case Fate::compile_failed:
+      return db::Fate::compile_failed;
+    case Fate::pruned_after_compile:
+      return db::Fate::pruned_after_compile;
+    case Fate::survivor:
+      return db::Fate::survivor;
   }
   return db::Fate::survivor;
 }
 
 db::ProblemKey plan_problem_key(const PlanResult& plan) {
-  return db::ProblemKey{plan.family, plan.shape.n_heads, plan.shape.attn_tp, plan.shape.topk,
+  return db::ProblemKey{plan.family,
+                        plan.shape.n_heads,
+                        plan.shape.attn_tp,
+                        plan.shape.topk,
                         std::string(smla_family::to_string(plan.shape.kv_format)),
-                        plan.shape.page_size, std::nullopt};
+                        plan.shape.page_size,
+                        std::nullopt};
 }
 
 void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
@@ -33,7 +42,8 @@ void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
     trial.params_json = to_json(row.config);
     trial.compile_key = compile_key(row.config, smla_family::parameter_space());
     trial.fate = to_db_fate(row.fate);
-    trial.reason = row.fate == Fate::compile_failed ? row.reason + "\n" + row.compile_log : row.reason;
+    trial.reason =
+        row.fate == Fate::compile_failed ? row.reason + "\n" + row.compile_log : row.reason;
     if (row.budget) {
       trial.est_smem_bytes = row.budget->smem_bytes_per_block;
       trial.est_regs = row.budget->registers_per_thread;

@@ -52,13 +52,27 @@ class Measurer {
  private:
   void start() {
     const smla_family::Shape& shape = request_.shape;
-    worker_ = std::make_unique<WorkerProcess>(std::vector<std::string>{
-        self_executable(), "sweep-worker", "--heads", std::to_string(shape.n_heads), "--tp",
-        std::to_string(shape.attn_tp), "--topk", std::to_string(shape.topk), "--kv",
-        std::string(smla_family::to_string(shape.kv_format)), "--page-size",
-        std::to_string(shape.page_size), "--device", std::to_string(request_.device), "--cache-dir",
-        request_.cache_dir, "--kv-gib", std::to_string(request_.kv_gib), "--launches",
-        std::to_string(request_.launches_per_graph)});
+    worker_ = std::make_unique<WorkerProcess>(
+        std::vector<std::string>{self_executable(),
+                                 "sweep-worker",
+                                 "--heads",
+                                 std::to_string(shape.n_heads),
+                                 "--tp",
+                                 std::to_string(shape.attn_tp),
+                                 "--topk",
+                                 std::to_string(shape.topk),
+                                 "--kv",
+                                 std::string(smla_family::to_string(shape.kv_format)),
+                                 "--page-size",
+                                 std::to_string(shape.page_size),
+                                 "--device",
+                                 std::to_string(request_.device),
+                                 "--cache-dir",
+                                 request_.cache_dir,
+                                 "--kv-gib",
+                                 std::to_string(request_.kv_gib),
+                                 "--launches",
+                                 std::to_string(request_.launches_per_graph)});
   }
 
   const SweepRequest& request_;
@@ -71,13 +85,14 @@ class Progress {
   explicit Progress(int total) : total_(total), terminal_(::isatty(STDERR_FILENO) != 0) {}
   void step(const std::string& what) {
     ++done_;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     const double eta = done_ > 0 ? elapsed / done_ * (total_ - done_) : 0.0;
     if (terminal_) {
       const int width = 30;
       const int filled = total_ > 0 ? width * done_ / total_ : width;
-      std::fprintf(stderr, "\r[%-*s] %d/%d ETA %4.0fs %-70.70s", width, std::string(filled, '#').c_str(),
-                   done_, total_, eta, what.c_str());
+      std::fprintf(stderr, "\r[%-*s] %d/%d ETA %4.0fs %-70.70s", width,
+                   std::string(filled, '#').c_str(), done_, total_, eta, what.c_str());
       if (done_ == total_) std::fputc('\n', stderr);
     } else {
       std::fprintf(stderr, "sweep %d/%d (ETA %.0f s): %s\n", done_, total_, eta, what.c_str());
@@ -104,8 +119,9 @@ struct Outcome {
 };
 
 db::Timing to_db_timing(const Timing& timing) {
-  return db::Timing{timing.median_us, timing.p10_us, timing.p90_us, timing.samples,
-                    timing.median_us > 0 ? (timing.p90_us - timing.p10_us) / timing.median_us : 0.0};
+  return db::Timing{
+      timing.median_us, timing.p10_us, timing.p90_us, timing.samples,
+      timing.median_us > 0 ? (timing.p90_us - timing.p10_us) / timing.median_us : 0.0};
 }
 
 Timing timing_of(const db::TrialRecord& trial) {
@@ -130,7 +146,8 @@ class Sweep {
     }
     const json info = measurer_.ask(json{{"op", "info"}});
     if (info.value("status", "") != "ok") {
-      throw std::runtime_error("the measuring worker could not start: " + info.value("reason", std::string("?")));
+      throw std::runtime_error("the measuring worker could not start: " +
+                               info.value("reason", std::string("?")));
     }
     device_name_ = info.at("device_name").get<std::string>();
     measured_arch_ = "sm_" + std::to_string(info.at("arch_sm").get<int>());
@@ -143,14 +160,17 @@ class Sweep {
     summary_.run_id = run_id_;
     const auto plan_began = std::chrono::steady_clock::now();
     const std::vector<Candidate> candidates = plan_candidates();
-    summary_.plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_began).count();
-    std::fprintf(stderr, "sweep: %zu candidates x %zu batches on %s (%s), budget arch %s, run %lld\n",
+    summary_.plan_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_began).count();
+    std::fprintf(stderr,
+                 "sweep: %zu candidates x %zu batches on %s (%s), budget arch %s, run %lld\n",
                  candidates.size(), request_.batches.size(), device_name_.c_str(),
                  measured_arch_.c_str(), budget_arch_.c_str(), static_cast<long long>(run_id_));
     Progress progress(static_cast<int>(candidates.size() * request_.batches.size()));
     for (int batch : request_.batches) sweep_batch(batch, candidates, progress);
     store_->end_run(run_id_);
-    summary_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    summary_.wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     return summary_;
   }
 
@@ -191,8 +211,13 @@ class Sweep {
 
   db::ProblemKey problem_key(int batch) const {
     const smla_family::Shape& shape = request_.shape;
-    return db::ProblemKey{smla_family::kFamilyName, shape.n_heads, shape.attn_tp, shape.topk,
-                          std::string(smla_family::to_string(shape.kv_format)), shape.page_size, batch};
+    return db::ProblemKey{smla_family::kFamilyName,
+                          shape.n_heads,
+                          shape.attn_tp,
+                          shape.topk,
+                          std::string(smla_family::to_string(shape.kv_format)),
+                          shape.page_size,
+                          batch};
   }
 
   std::optional<db::WinnerRecord> existing_winner(int batch) const {
@@ -202,9 +227,10 @@ class Sweep {
     filter.device_name = device_name_;
     const db::ProblemKey key = problem_key(batch);
     for (const db::WinnerRecord& winner : store_->winners(filter)) {
-      if (winner.n_heads == key.n_heads && winner.attn_tp == key.attn_tp && winner.topk == key.topk &&
-          winner.kv_format == key.kv_format && winner.page_size == key.page_size &&
-          winner.batch == batch && winner.source_hash == smla_family::source_hash()) {
+      if (winner.n_heads == key.n_heads && winner.attn_tp == key.attn_tp &&
+          winner.topk == key.topk && winner.kv_format == key.kv_format &&
+          winner.page_size == key.page_size && winner.batch == batch &&
+          winner.source_hash == smla_family::source_hash()) {
         return winner;
       }
     }
@@ -226,8 +252,8 @@ class Sweep {
   }
 
   // Verifies and times one candidate (or reuses the DB's trial) and records the outcome.
-  Outcome measure(std::int64_t problem_id, int batch, const Candidate& candidate, Progress& progress,
-                  int& measured_now) {
+  Outcome measure(std::int64_t problem_id, int batch, const Candidate& candidate,
+                  Progress& progress, int& measured_now) {
     db::TrialRecord trial = trial_base(problem_id, candidate);
     Outcome outcome;
     outcome.params_json = trial.params_json;
@@ -235,16 +261,18 @@ class Sweep {
       if (const auto done = store_->find_measured_trial(trial.measure_key())) {
         outcome.fate = done->fate;
         if (done->fate == db::Fate::measured) outcome.timing = timing_of(*done);
-        progress.step("batch " + std::to_string(batch) + " " + describe(candidate.config) + ": in the DB");
+        progress.step("batch " + std::to_string(batch) + " " + describe(candidate.config) +
+                      ": in the DB");
         return outcome;
       }
     }
-    const json answer = measurer_.ask(json{{"op", "measure"},
-                                           {"params", json::parse(trial.params_json)},
-                                           {"batch", batch},
-                                           {"seed", 1000003u * static_cast<unsigned>(batch) + static_cast<unsigned>(measured_now)},
-                                           {"verify", true},
-                                           {"inject_fault", candidate.inject_fault}});
+    const json answer = measurer_.ask(json{
+        {"op", "measure"},
+        {"params", json::parse(trial.params_json)},
+        {"batch", batch},
+        {"seed", 1000003u * static_cast<unsigned>(batch) + static_cast<unsigned>(measured_now)},
+        {"verify", true},
+        {"inject_fault", candidate.inject_fault}});
     ++measured_now;
     ++summary_.measurements;
     account(answer);
@@ -259,7 +287,8 @@ class Sweep {
       timing.p90_us = answer["p90_us"].get<double>();
       timing.samples = answer["samples"].get<int>();
       trial.fate = db::Fate::measured;
-      trial.reason = "verified and timed (" + std::to_string(answer["splits"].get<int>()) + " splits)";
+      trial.reason =
+          "verified and timed (" + std::to_string(answer["splits"].get<int>()) + " splits)";
       trial.median_us = timing.median_us;
       trial.p10_us = timing.p10_us;
       trial.p90_us = timing.p90_us;
@@ -291,11 +320,15 @@ class Sweep {
     std::map<std::string, std::vector<double>> samples;
     for (int round = 0; round < request_.final_rounds; ++round) {
       for (const std::string& params : finalists) {
-        const json answer = measurer_.ask(json{{"op", "measure"}, {"params", json::parse(params)},
-                                               {"batch", batch}, {"seed", round}, {"verify", false}});
+        const json answer = measurer_.ask(json{{"op", "measure"},
+                                               {"params", json::parse(params)},
+                                               {"batch", batch},
+                                               {"seed", round},
+                                               {"verify", false}});
         account(answer);
         if (answer.value("status", "") != "ok") continue;
-        for (const json& sample : answer["samples_us"]) samples[params].push_back(sample.get<double>());
+        for (const json& sample : answer["samples_us"])
+          samples[params].push_back(sample.get<double>());
       }
     }
     std::map<std::string, Timing> timings;
@@ -308,19 +341,22 @@ class Sweep {
     batch_summary.batch = batch;
     if (!request_.force) {
       if (const auto winner = existing_winner(batch)) {
-        for (std::size_t i = 0; i < candidates.size(); ++i) progress.step("batch " + std::to_string(batch) + ": done earlier");
+        for (std::size_t i = 0; i < candidates.size(); ++i)
+          progress.step("batch " + std::to_string(batch) + ": done earlier");
         batch_summary.skipped = true;
         batch_summary.winner_params = winner->params_json;
         batch_summary.winner_us = winner->median_us;
         batch_summary.default_us = winner->default_median_us;
         batch_summary.speedup = winner->speedup_vs_default;
-        batch_summary.decision = std::string(db::to_string(winner->decision)) + " (run " + std::to_string(winner->run_id) + ")";
+        batch_summary.decision = std::string(db::to_string(winner->decision)) + " (run " +
+                                 std::to_string(winner->run_id) + ")";
         summary_.batches.push_back(batch_summary);
         return;
       }
     }
     const std::int64_t problem_id = store_->problem_id(problem_key(batch));
-    const std::string default_params = to_json(smla_family::to_config(smla_family::default_config()));
+    const std::string default_params =
+        to_json(smla_family::to_config(smla_family::default_config()));
     std::vector<Outcome> measured;
     int measured_now = 0;
     for (const Candidate& candidate : candidates) {
@@ -332,10 +368,12 @@ class Sweep {
     std::sort(measured.begin(), measured.end(), [](const Outcome& a, const Outcome& b) {
       return a.timing->median_us < b.timing->median_us;
     });
-    const bool default_ok = std::any_of(measured.begin(), measured.end(), [](const Outcome& o) { return o.is_default; });
+    const bool default_ok = std::any_of(measured.begin(), measured.end(),
+                                        [](const Outcome& o) { return o.is_default; });
     if (measured.empty() || !default_ok) {
-      std::fprintf(stderr, "sweep: batch %d: %s; no winner recorded\n", batch,
-                   measured.empty() ? "no candidate was measured" : "the default config was not measured");
+      std::fprintf(
+          stderr, "sweep: batch %d: %s; no winner recorded\n", batch,
+          measured.empty() ? "no candidate was measured" : "the default config was not measured");
       batch_summary.decision = "none";
       summary_.batches.push_back(batch_summary);
       return;
@@ -350,8 +388,10 @@ class Sweep {
     summary_.batches.push_back(batch_summary);
   }
 
-  void record_winner(int batch, SweepBatchSummary& batch_summary, const std::vector<std::string>& finalists,
-                     const std::map<std::string, Timing>& final_timings, const std::vector<Outcome>& measured) {
+  void record_winner(int batch, SweepBatchSummary& batch_summary,
+                     const std::vector<std::string>& finalists,
+                     const std::map<std::string, Timing>& final_timings,
+                     const std::vector<Outcome>& measured) {
     const std::string& default_params = finalists.front();
     auto timing_for = [&](const std::string& params) {
       const auto found = final_timings.find(params);
@@ -371,7 +411,8 @@ class Sweep {
       }
     }
     const Timing default_timing = timing_for(default_params);
-    const db::WinnerDecision decision = db::decide_winner(to_db_timing(best), to_db_timing(default_timing));
+    const db::WinnerDecision decision =
+        db::decide_winner(to_db_timing(best), to_db_timing(default_timing));
     db::WinnerRecord winner;
     const db::ProblemKey key = problem_key(batch);
     winner.family = key.family;
@@ -396,7 +437,9 @@ class Sweep {
     winner.source_hash = smla_family::source_hash();
     winner.run_id = run_id_;
     if (const auto trial = store_->find_measured_trial(
-            trial_base(store_->problem_id(key), Candidate{config_from_json(winner.params_json), false}).measure_key())) {
+            trial_base(store_->problem_id(key),
+                       Candidate{config_from_json(winner.params_json), false})
+                .measure_key())) {
       winner.bytes_moved = trial->bytes_moved;
     }
     store_->record_winner(winner);

@@ -19,8 +19,8 @@ struct SweepRequest {
   int device = 0;
   bool force = false;
   std::string cache_dir;
-  int finalists = 3;        // fastest configs re-timed side by side with the default
-  int final_rounds = 3;     // interleaved re-timing rounds
+  int finalists = 3;     // fastest configs re-timed side by side with the default
+  int final_rounds = 3;  // interleaved re-timing rounds
   double kv_gib = 1.0;
   int launches_per_graph = 32;
   bool inject_fault_candidate = false;  // test-only: adds a candidate that writes out of bounds
@@ -41,7 +41,7 @@ struct SweepBatchSummary {
 struct SweepSummary {
   std::int64_t run_id = 0;
   std::vector<SweepBatchSummary> batches;
-  int measurements = 0;     // trials measured in this run
+  int measurements = 0;  // trials measured in this run
   int faults = 0;
   int wrong_results = 0;
   double copy_gbs = 0.0;

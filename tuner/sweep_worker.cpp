@@ -26,7 +26,8 @@ namespace {
 using nlohmann::json;
 using namespace smla_family;
 
-double milliseconds(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
+double milliseconds(std::chrono::steady_clock::time_point from,
+                    std::chrono::steady_clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
@@ -63,8 +64,8 @@ class Worker {
     DeviceProblem& problem = problem_for(shape);
     json answer{{"status", "ok"}, {"load_ms", milliseconds(began, loaded)}};
     if (request.value("verify", true)) {
-      const Agreement agreement =
-          verify_candidate(utility_, candidate, problem, request.at("seed").get<std::uint64_t>(), stream_);
+      const Agreement agreement = verify_candidate(
+          utility_, candidate, problem, request.at("seed").get<std::uint64_t>(), stream_);
       answer["verify_ms"] = milliseconds(loaded, std::chrono::steady_clock::now());
       answer["out_err"] = agreement.out_rel_error;
       answer["lse_err"] = agreement.lse_rel_error;
@@ -80,7 +81,9 @@ class Worker {
     options.launches_per_graph = setup_.launches_per_graph;
     std::vector<double> samples;
     const Timing timing = time_graph(
-        [&](int launch, CUstream stream) { launch_decode(candidate, geometry, problem, launch, stream); },
+        [&](int launch, CUstream stream) {
+          launch_decode(candidate, geometry, problem, launch, stream);
+        },
         stream_, options, &samples);
     answer["time_ms"] = milliseconds(timing_began, std::chrono::steady_clock::now());
     answer["median_us"] = timing.median_us;
@@ -106,7 +109,8 @@ class Worker {
       throw NvrtcError("nvrtcCompileProgram", 6, "NVRTC_ERROR_COMPILATION", compile_id,
                        compiled.result.log);
     }
-    return loaded_.emplace(compile_id, load_decode_kernels(compiled.result, config, setup_.shape.kv_format))
+    return loaded_
+        .emplace(compile_id, load_decode_kernels(compiled.result, config, setup_.shape.kv_format))
         .first->second;
   }
 
@@ -114,12 +118,16 @@ class Worker {
     if (!problem_ || problem_->spec.shape.batch != shape.batch) {
       problem_.reset();
       const long long tokens =
-          static_cast<long long>(setup_.kv_gib * static_cast<double>(1LL << 30)) / kv_row_bytes(shape.kv_format) + 1;
+          static_cast<long long>(setup_.kv_gib * static_cast<double>(1LL << 30)) /
+              kv_row_bytes(shape.kv_format) +
+          1;
       // Enough partial space for any TARGET_CTAS of the space: at most ceil(topk / 16) splits.
       const int max_splits = (shape.topk + 15) / 16;
-      problem_ = std::make_unique<DeviceProblem>(make_device_problem(
-          utility_, InputSpec{shape, tokens, setup_.launches_per_graph, 30, 7u + static_cast<unsigned>(shape.batch)},
-          max_splits, stream_.get()));
+      problem_ = std::make_unique<DeviceProblem>(
+          make_device_problem(utility_,
+                              InputSpec{shape, tokens, setup_.launches_per_graph, 30,
+                                        7u + static_cast<unsigned>(shape.batch)},
+                              max_splits, stream_.get()));
       stream_.synchronize("sweep inputs");
       std::vector<std::int32_t> indices(problem_->index_set_bytes() / 4);
       problem_->indices.download(indices.data(), problem_->index_set_bytes());
@@ -133,14 +141,21 @@ class Worker {
     for (const EmbeddedFile& file : embedded_templates()) {
       headers.push_back(SourceFile{std::string(file.path), std::string(file.text)});
     }
-    CompileRequest request{"fault.cu", "#include \"common/fault.cuh\"\n", headers,
-                           {"tuner_test_out_of_bounds_write"}, info_.arch_sm(), {}, "test-only fault candidate"};
+    CompileRequest request{"fault.cu",
+                           "#include \"common/fault.cuh\"\n",
+                           headers,
+                           {"tuner_test_out_of_bounds_write"},
+                           info_.arch_sm(),
+                           {},
+                           "test-only fault candidate"};
     const CompileResult compiled = compile(request);
     const cuda::Module module(compiled.cubin, "test-only fault candidate");
-    const CUfunction function = module.function(compiled.lowered_names.at("tuner_test_out_of_bounds_write"));
+    const CUfunction function =
+        module.function(compiled.lowered_names.at("tuner_test_out_of_bounds_write"));
     float* base = nullptr;
     void* args[] = {&base};
-    cuda::launch(function, {1, 1, 1}, {32, 1, 1}, 0, stream_.get(), args, "test-only fault candidate");
+    cuda::launch(function, {1, 1, 1}, {32, 1, 1}, 0, stream_.get(), args,
+                 "test-only fault candidate");
     stream_.synchronize("test-only fault candidate");
     return json{{"status", "ok"}, {"reason", "the out-of-bounds write did not fault"}};
   }

@@ -46,7 +46,8 @@ WorkerProcess::WorkerProcess(std::vector<std::string> argv) {
     ::dup2(in_pipe[0], STDIN_FILENO);
     ::dup2(out_pipe[1], STDOUT_FILENO);
     ::execv(args[0], args.data());
-    std::fprintf(stderr, "tuner: error: cannot start worker %s: %s\n", args[0], std::strerror(errno));
+    std::fprintf(stderr, "tuner: error: cannot start worker %s: %s\n", args[0],
+                 std::strerror(errno));
     ::_exit(127);
   }
   ::close(in_pipe[0]);
@@ -127,7 +128,9 @@ std::optional<nlohmann::json> WorkerProcess::request(const nlohmann::json& job,
       death = "worker timed out after " + std::to_string(timeout.count()) + " s and was killed";
       return std::nullopt;
     }
-    struct pollfd descriptor {from_child_, POLLIN, 0};
+    struct pollfd descriptor {
+      from_child_, POLLIN, 0
+    };
     const int ready = ::poll(&descriptor, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;

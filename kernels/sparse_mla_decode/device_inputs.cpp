@@ -82,10 +82,12 @@ DeviceProblem make_device_problem(const UtilityKernels& utility, const InputSpec
   problem.out = cuda::DeviceBuffer(heads_total * smla::kLatentDim * 2, what + " (out)");
   problem.lse = cuda::DeviceBuffer(heads_total * sizeof(float), what + " (lse)");
   const std::size_t splits = static_cast<std::size_t>(std::max(max_partial_splits, 1));
-  problem.partial_out =
-      cuda::DeviceBuffer(heads_total * splits * smla::kLatentDim * sizeof(float), what + " (partials)");
-  problem.partial_lse = cuda::DeviceBuffer(heads_total * splits * sizeof(float), what + " (partial lse)");
-  problem.ref_out = cuda::DeviceBuffer(heads_total * smla::kLatentDim * sizeof(float), what + " (ref out)");
+  problem.partial_out = cuda::DeviceBuffer(heads_total * splits * smla::kLatentDim * sizeof(float),
+                                           what + " (partials)");
+  problem.partial_lse =
+      cuda::DeviceBuffer(heads_total * splits * sizeof(float), what + " (partial lse)");
+  problem.ref_out =
+      cuda::DeviceBuffer(heads_total * smla::kLatentDim * sizeof(float), what + " (ref out)");
   problem.ref_lse = cuda::DeviceBuffer(heads_total * sizeof(float), what + " (ref lse)");
   problem.softmax_scale = 1.f / std::sqrt(static_cast<float>(smla::kHeadDim));
 

@@ -26,22 +26,22 @@ UtilityKernels load_utility_kernels(int arch_sm);
 
 struct InputSpec {
   Shape shape;
-  long long num_tokens = 0;     // KV cache rows (pages x page_size)
-  int index_sets = 1;           // independent [batch][topk] index sets
-  int invalid_per_mille = 30;   // share of -1 entries
+  long long num_tokens = 0;    // KV cache rows (pages x page_size)
+  int index_sets = 1;          // independent [batch][topk] index sets
+  int invalid_per_mille = 30;  // share of -1 entries
   std::uint64_t seed = 1;
 };
 
 struct DeviceProblem {
   InputSpec spec;
-  cuda::DeviceBuffer q;         // [batch][n_local_heads][576] bf16
-  cuda::DeviceBuffer kv;        // [num_tokens][row bytes]
-  cuda::DeviceBuffer indices;   // [index_sets][batch][topk] int32
-  cuda::DeviceBuffer out;       // [batch][n_local_heads][512] bf16
-  cuda::DeviceBuffer lse;       // [batch][n_local_heads] fp32
+  cuda::DeviceBuffer q;        // [batch][n_local_heads][576] bf16
+  cuda::DeviceBuffer kv;       // [num_tokens][row bytes]
+  cuda::DeviceBuffer indices;  // [index_sets][batch][topk] int32
+  cuda::DeviceBuffer out;      // [batch][n_local_heads][512] bf16
+  cuda::DeviceBuffer lse;      // [batch][n_local_heads] fp32
   cuda::DeviceBuffer partial_out;
   cuda::DeviceBuffer partial_lse;
-  cuda::DeviceBuffer ref_out;   // fp32 reference output
+  cuda::DeviceBuffer ref_out;  // fp32 reference output
   cuda::DeviceBuffer ref_lse;
   float softmax_scale = 0.f;
 

@@ -7,10 +7,11 @@ namespace tuner::smla_family {
 
 struct LaunchGeometry {
   int head_groups = 0;
-  int requested_splits = 0;  // clamp(ceil(TARGET_CTAS / (batch x head_groups)), 1, ceil(topk / BLOCK_T))
-  int num_splits = 0;        // splits that own at least one tile (<= requested)
-  int tokens_per_split = 0;  // a multiple of BLOCK_T
-  unsigned split_grid[3] = {0, 0, 0};    // (num_splits, head_groups, batch)
+  int requested_splits =
+      0;               // clamp(ceil(TARGET_CTAS / (batch x head_groups)), 1, ceil(topk / BLOCK_T))
+  int num_splits = 0;  // splits that own at least one tile (<= requested)
+  int tokens_per_split = 0;            // a multiple of BLOCK_T
+  unsigned split_grid[3] = {0, 0, 0};  // (num_splits, head_groups, batch)
   unsigned split_threads = 0;
   unsigned split_smem_bytes = 0;
   unsigned combine_grid[3] = {0, 0, 0};  // (n_local_heads, batch, 1); unused with one split

@@ -55,7 +55,8 @@ void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
   split.tokens_per_split = geometry.tokens_per_split;
   split.scale_log2 = problem.softmax_scale * static_cast<float>(M_LOG2E);
   void* split_args[] = {&split};
-  cuda::launch(kernels.split, {geometry.split_grid[0], geometry.split_grid[1], geometry.split_grid[2]},
+  cuda::launch(kernels.split,
+               {geometry.split_grid[0], geometry.split_grid[1], geometry.split_grid[2]},
                {geometry.split_threads, 1, 1}, geometry.split_smem_bytes, stream, split_args,
                context_of(kernels) + " split");
   if (!geometry.runs_combine()) return;
@@ -93,9 +94,10 @@ void launch_reference(const UtilityKernels& utility, const DeviceProblem& proble
   CUfunction function =
       shape.kv_format == KvFormat::fp8_ds_mla ? utility.reference_fp8 : utility.reference_bf16;
   cuda::set_max_dynamic_smem(function, static_cast<int>(smem), "reference kernel");
-  cuda::launch(function,
-               {static_cast<unsigned>(shape.n_local_heads()), static_cast<unsigned>(shape.batch), 1},
-               {kThreads, 1, 1}, smem, stream, args, "reference kernel");
+  cuda::launch(
+      function,
+      {static_cast<unsigned>(shape.n_local_heads()), static_cast<unsigned>(shape.batch), 1},
+      {kThreads, 1, 1}, smem, stream, args, "reference kernel");
 }
 
 }  // namespace tuner::smla_family

@@ -20,7 +20,8 @@ struct DecodeKernels {
   CUfunction combine = nullptr;
 };
 
-// Loads the cubin and raises the split kernel's dynamic shared-memory limit to what the layout needs.
+// Loads the cubin and raises the split kernel's dynamic shared-memory limit to what the layout
+// needs.
 DecodeKernels load_decode_kernels(const CompileResult& compiled, const KernelConfig& config,
                                   KvFormat kv_format);
 

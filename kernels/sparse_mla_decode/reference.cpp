@@ -13,8 +13,8 @@ namespace tuner::smla_family {
 double e4m3_to_double(unsigned char bits) {
   const int exponent = (bits >> 3) & 0xf;
   const int mantissa = bits & 0x7;
-  const double magnitude = exponent == 0 ? std::ldexp(mantissa, -9)
-                                         : std::ldexp(1.0 + mantissa / 8.0, exponent - 7);
+  const double magnitude =
+      exponent == 0 ? std::ldexp(mantissa, -9) : std::ldexp(1.0 + mantissa / 8.0, exponent - 7);
   return (bits & 0x80) ? -magnitude : magnitude;
 }
 
@@ -64,9 +64,11 @@ HostOutputs cpu_reference(const HostInputs& inputs) {
       for (int t = 0; t < shape.topk; ++t) {
         scores[t] = -std::numeric_limits<double>::infinity();
         if (indices[t] < 0) continue;
-        const unsigned char* row = inputs.kv.data() + static_cast<std::size_t>(indices[t]) * row_bytes;
+        const unsigned char* row =
+            inputs.kv.data() + static_cast<std::size_t>(indices[t]) * row_bytes;
         double dot = 0.0;
-        for (int d = 0; d < smla::kHeadDim; ++d) dot += bf16_to_double(q[d]) * kv_value(row, shape.kv_format, d);
+        for (int d = 0; d < smla::kHeadDim; ++d)
+          dot += bf16_to_double(q[d]) * kv_value(row, shape.kv_format, d);
         scores[t] = dot * inputs.softmax_scale;
         max_score = std::max(max_score, scores[t]);
       }
@@ -77,8 +79,10 @@ HostOutputs cpu_reference(const HostInputs& inputs) {
         if (indices[t] < 0) continue;
         const double weight = std::exp(scores[t] - max_score);
         sum += weight;
-        const unsigned char* row = inputs.kv.data() + static_cast<std::size_t>(indices[t]) * row_bytes;
-        for (int d = 0; d < smla::kLatentDim; ++d) out[d] += weight * kv_value(row, shape.kv_format, d);
+        const unsigned char* row =
+            inputs.kv.data() + static_cast<std::size_t>(indices[t]) * row_bytes;
+        for (int d = 0; d < smla::kLatentDim; ++d)
+          out[d] += weight * kv_value(row, shape.kv_format, d);
       }
       for (int d = 0; d < smla::kLatentDim; ++d) out[d] /= sum;
       outputs.lse[bh] = max_score + std::log(sum);

@@ -11,9 +11,9 @@ namespace tuner::smla_family {
 
 struct HostInputs {
   Shape shape;
-  std::vector<std::uint16_t> q;        // [batch][n_local_heads][576] bf16 bits
-  std::vector<unsigned char> kv;       // [num_tokens][row bytes]
-  std::vector<std::int32_t> indices;   // [batch][topk]
+  std::vector<std::uint16_t> q;       // [batch][n_local_heads][576] bf16 bits
+  std::vector<unsigned char> kv;      // [num_tokens][row bytes]
+  std::vector<std::int32_t> indices;  // [batch][topk]
   double softmax_scale = 0.0;
 };
 

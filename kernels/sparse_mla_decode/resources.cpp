@@ -10,8 +10,8 @@ StaticBudget static_budget(const KernelConfig& config, KvFormat kv_format) {
                                                     config.num_warps, config.num_stages, format);
   return StaticBudget{
       static_cast<int>(layout.total_bytes),
-      smla::estimated_registers(config.block_t, config.block_h, config.num_warps,
-                                config.num_stages, format),
+      smla::estimated_registers(config.block_t, config.block_h, config.num_warps, config.num_stages,
+                                format),
       config.num_warps * 32,
   };
 }

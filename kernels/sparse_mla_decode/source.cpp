@@ -39,8 +39,8 @@ CompileRequest split_program(const KernelConfig& config, KvFormat kv_format, int
   request.headers = all_headers();
   request.name_expressions = {split_kernel_name(config, kv_format), combine_kernel_name()};
   request.arch_sm = arch_sm;
-  request.context = std::string(kFamilyName) + " " + describe(to_config(config)) + " kv=" +
-                    std::string(to_string(kv_format)) + " sm_" + std::to_string(arch_sm);
+  request.context = std::string(kFamilyName) + " " + describe(to_config(config)) +
+                    " kv=" + std::string(to_string(kv_format)) + " sm_" + std::to_string(arch_sm);
   return request;
 }
 

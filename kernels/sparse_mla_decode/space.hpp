@@ -11,11 +11,11 @@ namespace tuner::smla_family {
 inline constexpr const char* kFamilyName = "sparse_mla_decode";
 
 struct KernelConfig {
-  int block_t = 16;      // tokens per tile
-  int block_h = 16;      // heads per CTA
+  int block_t = 16;  // tokens per tile
+  int block_h = 16;  // heads per CTA
   int num_warps = 4;
-  int num_stages = 2;    // cp.async ring depth
-  int target_ctas = 512; // launch-only: drives the split count
+  int num_stages = 2;     // cp.async ring depth
+  int target_ctas = 512;  // launch-only: drives the split count
   bool operator==(const KernelConfig& other) const = default;
 };
 

@@ -15,7 +15,8 @@ double bytes_must_move(const Shape& shape, const std::vector<std::int32_t>& indi
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   const double rows = static_cast<double>(shape.batch) * shape.n_local_heads();
-  return rows * smla::kHeadDim * 2 + static_cast<double>(distinct.size()) * kv_row_bytes(shape.kv_format) +
+  return rows * smla::kHeadDim * 2 +
+         static_cast<double>(distinct.size()) * kv_row_bytes(shape.kv_format) +
          static_cast<double>(indices.size()) * 4 + rows * (smla::kLatentDim * 2 + 4);
 }
 

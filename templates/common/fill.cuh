@@ -30,7 +30,8 @@ __device__ __forceinline__ float normal01(unsigned long long seed, unsigned long
 
 // A finite e4m3 value: mostly normals with exponents 4..8 (|v| in [0.125, 3.75]), some subnormals
 // and zeros, never the NaN encodings.
-__device__ __forceinline__ unsigned char random_e4m3(unsigned long long seed, unsigned long long index) {
+__device__ __forceinline__ unsigned char random_e4m3(unsigned long long seed,
+                                                     unsigned long long index) {
   const unsigned long long r = mix64(seed ^ (index * 0xd1342543de82ef95ull));
   const unsigned sign = static_cast<unsigned>(r & 1u) << 7;
   const unsigned mantissa = static_cast<unsigned>(r >> 1) & 7u;
@@ -49,8 +50,10 @@ __global__ void fill_bf16_normal(unsigned short* dst, long long count, unsigned 
   }
 }
 
-// One fp8_ds_mla row per token: 512 e4m3, 4 fp32 scales in [0.05, 0.2), 64 bf16 rope ~ N(0, 0.25^2).
-__global__ void fill_kv_fp8_ds_mla(unsigned char* kv, long long num_tokens, unsigned long long seed) {
+// One fp8_ds_mla row per token: 512 e4m3, 4 fp32 scales in [0.05, 0.2), 64 bf16 rope ~ N(0,
+// 0.25^2).
+__global__ void fill_kv_fp8_ds_mla(unsigned char* kv, long long num_tokens,
+                                   unsigned long long seed) {
   constexpr int kRowBytes = smla::kv_row_bytes(smla::kFp8DsMla);
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
        i < num_tokens * kRowBytes; i += static_cast<long long>(gridDim.x) * blockDim.x) {
@@ -90,6 +93,7 @@ __global__ void fill_indices(int* indices, long long count, long long num_tokens
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
     const unsigned long long r = fill_detail::mix64(seed * 31 + i);
     const bool invalid = static_cast<int>(r % 1000u) < invalid_per_mille;
-    indices[i] = invalid ? -1 : static_cast<int>((r >> 10) % static_cast<unsigned long long>(num_tokens));
+    indices[i] =
+        invalid ? -1 : static_cast<int>((r >> 10) % static_cast<unsigned long long>(num_tokens));
   }
 }

@@ -45,8 +45,8 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&regs)[4], const voi
 }
 
 // D = A(16x16 bf16, row) * B(16x8 bf16, col) + D, fp32 accumulate.
-__device__ __forceinline__ void mma_bf16_16816(float (&acc)[4], const unsigned (&a)[4],
-                                               unsigned b0, unsigned b1) {
+__device__ __forceinline__ void mma_bf16_16816(float (&acc)[4], const unsigned (&a)[4], unsigned b0,
+                                               unsigned b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
       "{%8,%9}, {%0,%1,%2,%3};\n"

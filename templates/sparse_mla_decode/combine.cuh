@@ -6,7 +6,8 @@
 #include "sparse_mla_decode/params.h"
 
 template <int NUM_THREADS>
-__global__ void __launch_bounds__(NUM_THREADS) sparse_mla_decode_combine(const smla::CombineParams p) {
+__global__ void __launch_bounds__(NUM_THREADS)
+    sparse_mla_decode_combine(const smla::CombineParams p) {
   static_assert(smla::kLatentDim % (NUM_THREADS * 4) == 0, "each thread owns groups of 4 dims");
   const float kNegInf = ptx::neg_inf();
   const long long bh = static_cast<long long>(blockIdx.y) * p.n_local_heads + blockIdx.x;
@@ -35,8 +36,8 @@ __global__ void __launch_bounds__(NUM_THREADS) sparse_mla_decode_combine(const s
       weight_sum += weight;
     }
     const float inv = 1.f / weight_sum;
-    *reinterpret_cast<uint2*>(p.out + bh * smla::kLatentDim + dim) =
-        make_uint2(ptx::pack_bf16x2(sum.x * inv, sum.y * inv), ptx::pack_bf16x2(sum.z * inv, sum.w * inv));
+    *reinterpret_cast<uint2*>(p.out + bh * smla::kLatentDim + dim) = make_uint2(
+        ptx::pack_bf16x2(sum.x * inv, sum.y * inv), ptx::pack_bf16x2(sum.z * inv, sum.w * inv));
   }
   if (threadIdx.x == 0) {
     float weight_sum = 0.f;

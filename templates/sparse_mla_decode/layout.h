@@ -1,8 +1,8 @@
 #pragma once
 // The one place that decides the split kernel's shared-memory layout and the host's register
-// estimate. Included by the NVRTC-compiled kernel (templates/sparse_mla_decode/split.cuh) and by the
-// host (kernels/sparse_mla_decode/resources.cpp), so the budget the planner checks and the bytes the
-// kernel uses cannot drift apart. Plain C++ only: no standard headers (NVRTC has none).
+// estimate. Included by the NVRTC-compiled kernel (templates/sparse_mla_decode/split.cuh) and by
+// the host (kernels/sparse_mla_decode/resources.cpp), so the budget the planner checks and the
+// bytes the kernel uses cannot drift apart. Plain C++ only: no standard headers (NVRTC has none).
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define SMLA_HD __host__ __device__
@@ -17,7 +17,7 @@ enum KvFormat : int { kFp8DsMla = 0, kBf16 = 1 };
 constexpr int kHeadDim = 576;    // 512 latent + 64 rope
 constexpr int kLatentDim = 512;  // V = the first 512 dims of the K row
 constexpr int kRopeDim = 64;
-constexpr int kGroupDim = 128;   // fp8_ds_mla: one fp32 scale per 128 latent dims
+constexpr int kGroupDim = 128;  // fp8_ds_mla: one fp32 scale per 128 latent dims
 constexpr int kNumGroups = 4;
 constexpr int kFp8ScaleOffset = 512;  // bytes into an fp8_ds_mla row
 constexpr int kFp8RopeOffset = 528;
@@ -25,7 +25,8 @@ constexpr int kMmaM = 16;  // mma.sync m16n8k16: heads per m-tile
 constexpr int kMmaN = 8;   // tokens (scores) or dims (P.V) per n-tile
 constexpr int kMmaK = 16;
 // Score k-steps are cut into segments of 4 (64 dims): 8 latent segments (two per scale group) and
-// one rope segment. A segment never crosses a scale group, so its partial dot product is scaled once.
+// one rope segment. A segment never crosses a scale group, so its partial dot product is scaled
+// once.
 constexpr int kScoreSegments = 9;
 constexpr int kKStepsPerSegment = 4;
 
@@ -42,25 +43,26 @@ SMLA_HD constexpr int score_ksplit(int block_t, int block_h, int num_warps) {
   return split > kScoreSegments ? kScoreSegments : split;
 }
 
-// bf16 rows read by ldmatrix get 16 extra bytes so that 8 consecutive rows start in different banks.
+// bf16 rows read by ldmatrix get 16 extra bytes so that 8 consecutive rows start in different
+// banks.
 constexpr unsigned kBf16RowStride = kHeadDim * 2 + 16;  // 1168
 
 struct SmemLayout {
-  unsigned q_offset;          // [block_h][kBf16RowStride] bf16 q, rows past n_local_heads zeroed
+  unsigned q_offset;  // [block_h][kBf16RowStride] bf16 q, rows past n_local_heads zeroed
   unsigned q_row_stride;
-  unsigned ring_offset;       // [num_stages][block_t][ring_row_stride] raw KV rows (cp.async ring)
+  unsigned ring_offset;  // [num_stages][block_t][ring_row_stride] raw KV rows (cp.async ring)
   unsigned ring_row_stride;
   unsigned ring_stage_bytes;
-  unsigned token_offset;      // [num_stages][block_t] int token ids (-1: masked)
-  unsigned dequant_offset;    // fp8 only: [block_t][kBf16RowStride] unscaled bf16 K/V tile
+  unsigned token_offset;    // [num_stages][block_t] int token ids (-1: masked)
+  unsigned dequant_offset;  // fp8 only: [block_t][kBf16RowStride] unscaled bf16 K/V tile
   unsigned dequant_bytes;
-  unsigned scores_offset;     // [ksplit][block_h][block_t] fp32 partial scores
+  unsigned scores_offset;  // [ksplit][block_h][block_t] fp32 partial scores
   unsigned ksplit;
-  unsigned probs_offset;      // [prob_copies][block_h][probs_row_stride] bf16 P (x group scale)
+  unsigned probs_offset;  // [prob_copies][block_h][probs_row_stride] bf16 P (x group scale)
   unsigned probs_row_stride;
-  unsigned prob_copies;       // fp8: one per scale group; bf16: one
-  unsigned stats_offset;      // [3][block_h] fp32: running max (log2 units), running sum, rescale
-  unsigned total_bytes;       // dynamic shared memory per block
+  unsigned prob_copies;   // fp8: one per scale group; bf16: one
+  unsigned stats_offset;  // [3][block_h] fp32: running max (log2 units), running sum, rescale
+  unsigned total_bytes;   // dynamic shared memory per block
 };
 
 SMLA_HD constexpr SmemLayout smem_layout(int block_t, int block_h, int num_warps, int num_stages,
@@ -96,7 +98,8 @@ SMLA_HD constexpr SmemLayout smem_layout(int block_t, int block_h, int num_warps
 
 // Registers per thread the host expects before compiling: the fp32 output accumulator
 // (block_h x 512 spread over the warps' lanes) plus a fixed part for fragments, addresses and the
-// softmax, calibrated against ptxas on sm_90 and sm_120 (see kernels/sparse_mla_decode/resources.cpp).
+// softmax, calibrated against ptxas on sm_90 and sm_120 (see
+// kernels/sparse_mla_decode/resources.cpp).
 constexpr int kRegisterOverhead = 72;
 SMLA_HD constexpr int accumulator_registers(int block_h, int num_warps) {
   return block_h * kLatentDim / (num_warps * 32);

@@ -41,7 +41,8 @@ __device__ float block_reduce(float value, float* scratch, bool is_max) {
   for (int stride = NUM_THREADS / 2; stride > 0; stride /= 2) {
     if (threadIdx.x < stride) {
       const float other = scratch[threadIdx.x + stride];
-      scratch[threadIdx.x] = is_max ? fmaxf(scratch[threadIdx.x], other) : scratch[threadIdx.x] + other;
+      scratch[threadIdx.x] =
+          is_max ? fmaxf(scratch[threadIdx.x], other) : scratch[threadIdx.x] + other;
     }
     __syncthreads();
   }
@@ -54,7 +55,8 @@ __device__ float block_reduce(float value, float* scratch, bool is_max) {
 
 // Dynamic shared memory: topk floats (scores) + NUM_THREADS floats (reduction scratch).
 template <int KV_FORMAT, int NUM_THREADS>
-__global__ void __launch_bounds__(NUM_THREADS) sparse_mla_decode_reference(const smla::ReferenceParams p) {
+__global__ void __launch_bounds__(NUM_THREADS)
+    sparse_mla_decode_reference(const smla::ReferenceParams p) {
   const float kNegInf = ptx::neg_inf();
   constexpr int kRowBytes = smla::kv_row_bytes(KV_FORMAT);
   extern __shared__ float shared[];

@@ -1,8 +1,8 @@
 #pragma once
 // Split-K sparse MLA decode: one CTA per (split, head group, batch item). It walks its slice of the
 // top-k index list in tiles of BLOCK_T tokens, gathers the KV rows with 16-byte cp.async into a
-// NUM_STAGES-deep shared-memory ring, computes scores and P.V with mma.sync m16n8k16 (bf16 or f16 in,
-// fp32 accumulate) and keeps an online softmax. With one split it writes the final bf16 output;
+// NUM_STAGES-deep shared-memory ring, computes scores and P.V with mma.sync m16n8k16 (bf16 or f16
+// in, fp32 accumulate) and keeps an online softmax. With one split it writes the final bf16 output;
 // otherwise fp32 partials + lse per split, merged by sparse_mla_decode_combine.
 #include "common/ptx.cuh"
 #include "sparse_mla_decode/layout.h"
@@ -11,8 +11,8 @@
 namespace smla_detail {
 
 // fp8 caches run the tensor cores in f16: e4m3 -> f16 is one exact cvt per pair, while there is no
-// direct e4m3 -> bf16 conversion. q (bf16) is converted to f16 once per CTA, clamped to f16's range.
-// bf16 caches stay bf16 throughout.
+// direct e4m3 -> bf16 conversion. q (bf16) is converted to f16 once per CTA, clamped to f16's
+// range. bf16 caches stay bf16 throughout.
 template <int KV_FORMAT>
 struct KvTraits {
   static constexpr bool kFp8 = KV_FORMAT == smla::kFp8DsMla;
@@ -51,11 +51,12 @@ __device__ __forceinline__ uint4 bf16x8_to_f16x8(uint4 bf16) {
 
 // q rows in shared memory, bf16 -> f16 in place (fp8 caches only), once per CTA.
 template <int BLOCK_H, int NUM_THREADS>
-__device__ __forceinline__ void convert_q_to_f16(const smla::SmemLayout& layout, unsigned char* smem) {
+__device__ __forceinline__ void convert_q_to_f16(const smla::SmemLayout& layout,
+                                                 unsigned char* smem) {
   constexpr int kUnits = smla::kHeadDim * 2 / 16;
   for (int i = threadIdx.x; i < BLOCK_H * kUnits; i += NUM_THREADS) {
-    uint4* unit = reinterpret_cast<uint4*>(smem + layout.q_offset + (i / kUnits) * layout.q_row_stride +
-                                           (i % kUnits) * 16);
+    uint4* unit = reinterpret_cast<uint4*>(smem + layout.q_offset +
+                                           (i / kUnits) * layout.q_row_stride + (i % kUnits) * 16);
     *unit = bf16x8_to_f16x8(*unit);
   }
 }
@@ -63,9 +64,10 @@ __device__ __forceinline__ void convert_q_to_f16(const smla::SmemLayout& layout,
 // Issues the cp.async copies of one tile (BLOCK_T rows) into ring stage `stage` and records each
 // row's token id (-1 for invalid entries and positions past the split's end).
 template <int BLOCK_T, int NUM_THREADS, int KV_FORMAT>
-__device__ __forceinline__ void load_tile(const smla::SplitParams& p, const smla::SmemLayout& layout,
-                                          unsigned char* smem, const int* index_row, int first_pos,
-                                          int end_pos, int stage) {
+__device__ __forceinline__ void load_tile(const smla::SplitParams& p,
+                                          const smla::SmemLayout& layout, unsigned char* smem,
+                                          const int* index_row, int first_pos, int end_pos,
+                                          int stage) {
   using Kv = KvTraits<KV_FORMAT>;
   unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
   int* tokens = reinterpret_cast<int*>(smem + layout.token_offset) + stage * BLOCK_T;
@@ -270,7 +272,8 @@ __device__ __forceinline__ void accumulate_pv(
   for (int k_step = 0; k_step < BLOCK_T / smla::kMmaK; ++k_step) {
     // B via ldmatrix.trans: lanes 0-7 / 8-15 address tokens k..k+7 / k+8..k+15 of dims n..n+7,
     // lanes 16-31 the same tokens for dims n+8..n+15: two n-tiles per load.
-    const unsigned char* v_row = v_tile + (k_step * 16 + lane % 16) * v_row_stride + (lane / 16) * 16;
+    const unsigned char* v_row =
+        v_tile + (k_step * 16 + lane % 16) * v_row_stride + (lane / 16) * 16;
 #pragma unroll
     for (int m_tile = 0; m_tile < kMTiles; ++m_tile) {
       unsigned a[4];
@@ -280,10 +283,10 @@ __device__ __forceinline__ void accumulate_pv(
         // A warp's dims never straddle a copy boundary except at multiples of kDimsPerCopy.
         if ((n * 8) % kDimsPerCopy == 0) {
           const int copy = dim / kDimsPerCopy;
-          const unsigned char* p_row = smem + layout.probs_offset +
-                                       (copy * BLOCK_H + m_tile * 16 + lane % 16) *
-                                           layout.probs_row_stride +
-                                       k_step * 32 + (lane / 16) * 16;
+          const unsigned char* p_row =
+              smem + layout.probs_offset +
+              (copy * BLOCK_H + m_tile * 16 + lane % 16) * layout.probs_row_stride + k_step * 32 +
+              (lane / 16) * 16;
           ptx::ldmatrix_x4(a, p_row);
         }
         unsigned b[4];
@@ -338,7 +341,8 @@ __device__ __forceinline__ void write_output(
   if (threadIdx.x < BLOCK_H && first_head + static_cast<int>(threadIdx.x) < p.n_local_heads) {
     const int row = threadIdx.x;
     const float sum = running_sum[row];
-    const float lse = sum > 0.f ? (running_max[row] + log2f(sum)) * 0.69314718055994531f : ptx::neg_inf();
+    const float lse =
+        sum > 0.f ? (running_max[row] + log2f(sum)) * 0.69314718055994531f : ptx::neg_inf();
     const long long bh = static_cast<long long>(batch_item) * p.n_local_heads + first_head + row;
     if (single_split) {
       p.lse[bh] = lse;
@@ -391,9 +395,8 @@ __global__ void __launch_bounds__(NUM_WARPS * 32, 1)
 #pragma unroll
   for (int stage = 0; stage < NUM_STAGES - 1; ++stage) {
     if (stage < num_tiles) {
-      smla_detail::load_tile<BLOCK_T, kThreads, KV_FORMAT>(p, layout, smem, index_row,
-                                                          first_pos + stage * BLOCK_T, end_pos,
-                                                          stage);
+      smla_detail::load_tile<BLOCK_T, kThreads, KV_FORMAT>(
+          p, layout, smem, index_row, first_pos + stage * BLOCK_T, end_pos, stage);
     }
     ptx::cp_async_commit();
   }
@@ -411,8 +414,8 @@ __global__ void __launch_bounds__(NUM_WARPS * 32, 1)
     const int prefetch = tile + NUM_STAGES - 1;
     if (prefetch < num_tiles) {
       smla_detail::load_tile<BLOCK_T, kThreads, KV_FORMAT>(p, layout, smem, index_row,
-                                                          first_pos + prefetch * BLOCK_T, end_pos,
-                                                          prefetch % NUM_STAGES);
+                                                           first_pos + prefetch * BLOCK_T, end_pos,
+                                                           prefetch % NUM_STAGES);
     }
     ptx::cp_async_commit();
     ptx::cp_async_wait<NUM_STAGES - 1>();
@@ -431,16 +434,17 @@ __global__ void __launch_bounds__(NUM_WARPS * 32, 1)
       kv_row_stride = smla::kBf16RowStride;
     }
     smla_detail::compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT>(layout, smem, ring, kv_tile,
-                                                                       kv_row_stride);
+                                                                        kv_row_stride);
     __syncthreads();
     smla_detail::softmax_tile<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT>(layout, smem, ring, tokens,
-                                                                     p.scale_log2);
+                                                                      p.scale_log2);
     __syncthreads();
     smla_detail::accumulate_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT>(layout, smem, kv_tile,
-                                                                      kv_row_stride, acc);
+                                                                       kv_row_stride, acc);
     __syncthreads();
   }
   ptx::cp_async_wait<0>();
   __syncthreads();
-  smla_detail::write_output<BLOCK_H, NUM_WARPS>(p, layout, smem, batch_item, first_head, split, acc);
+  smla_detail::write_output<BLOCK_H, NUM_WARPS>(p, layout, smem, batch_item, first_head, split,
+                                                acc);
 }

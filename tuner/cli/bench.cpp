@@ -45,12 +45,14 @@ std::vector<Candidate> load_candidates(const Shape& shape, bool all, int arch_sm
   }
   std::vector<std::unique_ptr<CompileResult>> compiled(keys.size());
   parallel_for(keys.size(), 0, [&](std::size_t i) {
-    compiled[i] = std::make_unique<CompileResult>(compile(split_program(keys[i], shape.kv_format, arch_sm)));
+    compiled[i] =
+        std::make_unique<CompileResult>(compile(split_program(keys[i], shape.kv_format, arch_sm)));
   });
   std::vector<Candidate> candidates;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     const DecodeKernels kernels = load_decode_kernels(*compiled[i], keys[i], shape.kv_format);
-    for (int target : all ? std::vector<int>{128, 256, 512, 1024} : std::vector<int>{keys[i].target_ctas}) {
+    for (int target :
+         all ? std::vector<int>{128, 256, 512, 1024} : std::vector<int>{keys[i].target_ctas}) {
       candidates.push_back(kernels);
       candidates.back().config.target_ctas = target;
     }
@@ -74,8 +76,9 @@ int run_bench(const Args& args) {
   MeasureOptions measure;
   po::options_description options("bench options");
   add_problem_options(options, problem_options);
-  options.add_options()("batches", po::value(&batches_text)->default_value(batches_text), "batch sizes")(
-      "kv-gib", po::value(&kv_gib)->default_value(kv_gib), "KV cache size in GiB (>= 1 keeps the L2 out)")(
+  options.add_options()("batches", po::value(&batches_text)->default_value(batches_text),
+                        "batch sizes")("kv-gib", po::value(&kv_gib)->default_value(kv_gib),
+                                       "KV cache size in GiB (>= 1 keeps the L2 out)")(
       "all", po::bool_switch(&all), "time every config that fits the device, not only the default")(
       "launches", po::value(&measure.launches_per_graph)->default_value(measure.launches_per_graph),
       "launches per CUDA graph, each with its own index set");
@@ -84,12 +87,14 @@ int run_bench(const Args& args) {
   const std::vector<int> batches = parse_int_list(batches_text, "batches");
   std::string why_not;
   if (!cuda::gpu_available(&why_not)) {
-    throw NoGpuError("tuner bench needs a GPU: " + why_not + "; without one, run `tuner check` or `tuner plan`");
+    throw NoGpuError("tuner bench needs a GPU: " + why_not +
+                     "; without one, run `tuner check` or `tuner plan`");
   }
   const cuda::DeviceInfo info = cuda::device_info(0);
   const cuda::Context context(0);
   cuda::Stream stream;
-  const int smem_optin = cuda::device_attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0);
+  const int smem_optin =
+      cuda::device_attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0);
   const double copy_gbs = copy_bandwidth_gbs(std::size_t{1} << 30, stream);
   std::printf("device %s (sm_%d, %d SMs), device-to-device copy %.0f GB/s (read + write)\n",
               info.name.c_str(), info.arch_sm(), info.sm_count, copy_gbs);
@@ -97,8 +102,10 @@ int run_bench(const Args& args) {
   const std::vector<Candidate> candidates = load_candidates(shape, all, info.arch_sm(), smem_optin);
   const long long num_tokens =
       static_cast<long long>(kv_gib * (1LL << 30)) / kv_row_bytes(shape.kv_format) + 1;
-  std::printf("%zu candidates; KV cache %lld tokens (%.2f GiB), %d launches per graph, each its own index set\n",
-              candidates.size(), num_tokens, kv_gib, measure.launches_per_graph);
+  std::printf(
+      "%zu candidates; KV cache %lld tokens (%.2f GiB), %d launches per graph, each its own index "
+      "set\n",
+      candidates.size(), num_tokens, kv_gib, measure.launches_per_graph);
   std::printf("%6s %-62s %9s %9s %9s %7s %9s %7s\n", "batch", "config", "median_us", "p10_us",
               "p90_us", "splits", "MB_moved", "%copyBW");
   int failures = 0;
@@ -108,9 +115,11 @@ int run_bench(const Args& args) {
     for (const Candidate& candidate : candidates) {
       max_splits = std::max(max_splits, launch_geometry(candidate.config, shape).num_splits);
     }
-    DeviceProblem problem = make_device_problem(
-        utility, InputSpec{shape, num_tokens, measure.launches_per_graph, 30, 1000u + static_cast<unsigned>(batch)},
-        max_splits, stream.get());
+    DeviceProblem problem =
+        make_device_problem(utility,
+                            InputSpec{shape, num_tokens, measure.launches_per_graph, 30,
+                                      1000u + static_cast<unsigned>(batch)},
+                            max_splits, stream.get());
     stream.synchronize("bench inputs");
     std::vector<std::int32_t> indices(problem.index_set_bytes() / 4);
     problem.indices.download(indices.data(), problem.index_set_bytes());
@@ -118,26 +127,29 @@ int run_bench(const Args& args) {
     std::vector<Measured> measured;
     for (const Candidate& candidate : candidates) {
       const DecodeKernels& view = candidate;
-      const Agreement agreement = verify_candidate(utility, view, problem, 7u + static_cast<unsigned>(batch), stream);
+      const Agreement agreement =
+          verify_candidate(utility, view, problem, 7u + static_cast<unsigned>(batch), stream);
       if (!agreement.passes(kOutTolerance, kLseTolerance)) {
-        std::printf("%6d %-62s WRONG RESULT: %s\n", batch, describe(to_config(candidate.config)).c_str(),
-                    describe(agreement).c_str());
+        std::printf("%6d %-62s WRONG RESULT: %s\n", batch,
+                    describe(to_config(candidate.config)).c_str(), describe(agreement).c_str());
         ++failures;
         continue;
       }
       // verify_candidate redrew index set 0; the timing below uses all sets as drawn.
       const LaunchGeometry geometry = launch_geometry(candidate.config, shape);
       const Timing timing = time_graph(
-          [&](int launch, CUstream s) { launch_decode(view, geometry, problem, launch, s); }, stream, measure);
+          [&](int launch, CUstream s) { launch_decode(view, geometry, problem, launch, s); },
+          stream, measure);
       measured.push_back(Measured{candidate.config, timing, geometry.num_splits});
     }
-    std::sort(measured.begin(), measured.end(),
-              [](const Measured& a, const Measured& b) { return a.timing.median_us < b.timing.median_us; });
+    std::sort(measured.begin(), measured.end(), [](const Measured& a, const Measured& b) {
+      return a.timing.median_us < b.timing.median_us;
+    });
     const auto print = [&](const Measured& m, const char* tag) {
       std::printf("%6d %-62s %9.2f %9.2f %9.2f %7d %9.2f %6.1f%% %s\n", batch,
                   describe(to_config(m.config)).c_str(), m.timing.median_us, m.timing.p10_us,
-                  m.timing.p90_us, m.splits, bytes / 1e6, 100.0 * bytes / (m.timing.median_us * 1e-6) / (copy_gbs * 1e9),
-                  tag);
+                  m.timing.p90_us, m.splits, bytes / 1e6,
+                  100.0 * bytes / (m.timing.median_us * 1e-6) / (copy_gbs * 1e9), tag);
     };
     for (const Measured& m : measured) {
       if (m.config == default_config()) print(m, "(default)");

@@ -50,7 +50,8 @@ std::vector<CheckRow> compile_space(smla_family::KvFormat kv, int arch_sm, int s
 
 const PtxasReport* split_report(const CheckRow& row, smla_family::KvFormat kv) {
   if (!row.compiled) return nullptr;
-  const auto name = row.compiled->lowered_names.find(smla_family::split_kernel_name(row.config, kv));
+  const auto name =
+      row.compiled->lowered_names.find(smla_family::split_kernel_name(row.config, kv));
   if (name == row.compiled->lowered_names.end()) return nullptr;
   const auto report = row.compiled->ptxas.find(name->second);
   return report == row.compiled->ptxas.end() ? nullptr : &report->second;
@@ -79,8 +80,9 @@ int compile_check(const smla_family::Shape& shape, const Arch& arch, const std::
       continue;
     }
     ++compiled;
-    const bool fits = smla_family::static_budget(row.config, shape.kv_format).smem_bytes_per_block <=
-                      arch.max_smem_per_block_optin_bytes;
+    const bool fits =
+        smla_family::static_budget(row.config, shape.kv_format).smem_bytes_per_block <=
+        arch.max_smem_per_block_optin_bytes;
     std::printf(" %5d %6d %6.0fms  %s\n", report->registers, report->spill_bytes(),
                 row.compiled->compile_ms, fits ? "ok" : "compiles, over the smem limit");
   }
@@ -91,9 +93,11 @@ int compile_check(const smla_family::Shape& shape, const Arch& arch, const std::
 int gpu_check(smla_family::Shape shape) {
   const cuda::DeviceInfo info = cuda::device_info(0);
   const cuda::Context context(0);
-  const int smem_optin = cuda::device_attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0);
+  const int smem_optin =
+      cuda::device_attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0);
   std::printf("tuner check: GPU %s (sm_%d): correctness run of every config that fits, kv=%s\n",
-              info.name.c_str(), info.arch_sm(), std::string(smla_family::to_string(shape.kv_format)).c_str());
+              info.name.c_str(), info.arch_sm(),
+              std::string(smla_family::to_string(shape.kv_format)).c_str());
   const smla_family::UtilityKernels utility = smla_family::load_utility_kernels(info.arch_sm());
   cuda::Stream stream;
   std::vector<CheckRow> rows = compile_space(shape.kv_format, info.arch_sm(), smem_optin);
@@ -124,7 +128,8 @@ int gpu_check(smla_family::Shape shape) {
     }
     std::printf("\n");
   }
-  std::printf("%s: %d failing checks\n", failures == 0 ? "all configs correct" : "FAILURES", failures);
+  std::printf("%s: %d failing checks\n", failures == 0 ? "all configs correct" : "FAILURES",
+              failures);
   return failures == 0 ? 0 : 1;
 }
 

@@ -11,11 +11,11 @@
 #include "db/store/store.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "tuner/cli/commands.hpp"
-#include "tuner/plan_record.hpp"
-#include "tuner/run_info.hpp"
 #include "tuner/cli/problem_options.hpp"
 #include "tuner/error.hpp"
 #include "tuner/plan.hpp"
+#include "tuner/plan_record.hpp"
+#include "tuner/run_info.hpp"
 
 namespace po = boost::program_options;
 

@@ -11,13 +11,15 @@ namespace po = boost::program_options;
 namespace tuner::cli {
 
 void add_problem_options(po::options_description& options, ProblemOptions& values) {
-  options.add_options()
-      ("family", po::value(&values.family)->default_value(values.family), "kernel family")
-      ("heads", po::value(&values.heads)->default_value(values.heads), "attention heads of the model")
-      ("tp", po::value(&values.tp)->default_value(values.tp), "attention tensor-parallel size")
-      ("topk", po::value(&values.topk)->default_value(values.topk), "selected tokens per query")
-      ("kv", po::value(&values.kv)->default_value(values.kv), "KV cache format: fp8_ds_mla | bf16")
-      ("page-size", po::value(&values.page_size)->default_value(values.page_size), "KV page size (tokens)");
+  options.add_options()("family", po::value(&values.family)->default_value(values.family),
+                        "kernel family")("heads",
+                                         po::value(&values.heads)->default_value(values.heads),
+                                         "attention heads of the model")(
+      "tp", po::value(&values.tp)->default_value(values.tp), "attention tensor-parallel size")(
+      "topk", po::value(&values.topk)->default_value(values.topk), "selected tokens per query")(
+      "kv", po::value(&values.kv)->default_value(values.kv), "KV cache format: fp8_ds_mla | bf16")(
+      "page-size", po::value(&values.page_size)->default_value(values.page_size),
+      "KV page size (tokens)");
 }
 
 int parse_positive_int(const std::string& text, const std::string& option) {
@@ -36,7 +38,8 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     values.push_back(parse_positive_int(item, option));
     if (comma == std::string::npos) break;
     start = comma + 1;
