@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <array>
+#include <cstddef>
 #include <memory>
 #include <stdexcept>
 
@@ -17,7 +18,7 @@ std::string sha256_hex(std::string_view data) {
   }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
-  hex.reserve(digest_length * 2);
+  hex.reserve(static_cast<std::size_t>(digest_length) * 2);
   for (unsigned int i = 0; i < digest_length; ++i) {
     hex += kHex[digest[i] >> 4];
     hex += kHex[digest[i] & 0xf];

@@ -33,9 +33,9 @@ using Enqueue = std::function<void(int launch, CUstream stream)>;
 
 // Refuses (InputError) to run on a stream that is capturing: timing inside capture is meaningless
 // and would break the caller's graph.
-// `samples_us`, when given, receives every per-launch sample (for merging interleaved passes).
+// `samples_out`, when given, receives every per-launch sample (for merging interleaved passes).
 Timing time_graph(const Enqueue& enqueue, cuda::Stream& stream, const MeasureOptions& options,
-                  std::vector<double>* samples_us = nullptr);
+                  std::vector<double>* samples_out = nullptr);
 
 // Summary statistics of per-launch samples (microseconds).
 Timing summarize(std::vector<double> samples_us);

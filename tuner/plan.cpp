@@ -86,7 +86,7 @@ std::string judge_compiled(PlanRow& row, const CompileJob& job, const PlanReques
 std::string first_log_line(const std::string& log) {
   for (std::size_t start = 0; start < log.size();) {
     const std::size_t end = log.find('\n', start);
-    const std::string line = log.substr(start, end == std::string::npos ? end : end - start);
+    std::string line = log.substr(start, end == std::string::npos ? end : end - start);
     if (line.find("error") != std::string::npos) return line;
     if (end == std::string::npos) break;
     start = end + 1;

@@ -220,12 +220,13 @@ std::vector<BatchResult> results_of_run(const db::Store& store, const db::RunInf
     results.emplace(std::make_pair(result.key, result.batch), std::move(result));
   }
   for (const auto& [where, batch_trials] : trials) {
-    if (results.count(where) > 0) continue;
+    if (results.contains(where)) continue;
     results.emplace(
         where, rebuilt(where.first, where.second, batch_trials,
                        default_params_for(winners, where.first), run.id, run.copy_bandwidth_gbs));
   }
   std::vector<BatchResult> list;
+  list.reserve(results.size());
   for (auto& entry : results) list.push_back(std::move(entry.second));
   return list;
 }
@@ -457,7 +458,7 @@ Report build_report(const db::Store& store, const ReportScope& scope) {
   for (const db::TrialRecord& trial : trials) run_ids.insert(trial.run_id);
   for (const BatchResult& result : results) run_ids.insert(result.run_id);
   for (const db::RunInfo& run : runs) {
-    if (run_ids.count(run.id) > 0) report.runs.push_back(run);
+    if (run_ids.contains(run.id)) report.runs.push_back(run);
   }
   return report;
 }
@@ -518,8 +519,11 @@ std::string render_markdown(const Report& report) {
         md += "\n";
       }
     }
-    md += "\n### Plots\n\n![time vs batch](time_vs_batch_" + slug +
-          ".png)\n\n![relative time per config and batch](heatmap_" + slug + ".png)\n";
+    md += "\n### Plots\n\n![time vs batch](time_vs_batch_";
+    md += slug;
+    md += ".png)\n\n![relative time per config and batch](heatmap_";
+    md += slug;
+    md += ".png)\n";
   }
   md += "\n## Pruning and outcomes (" + std::to_string(report.pruning.trials) + " trials)\n\n";
   md += "| stage | fate | count |\n|---|---|---:|\n";

@@ -2,11 +2,11 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -38,6 +38,7 @@ WorkerProcess::WorkerProcess(std::vector<std::string> argv) {
     throw_errno("pipe2");
   }
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (std::string& arg : argv) args.push_back(arg.data());
   args.push_back(nullptr);
   pid_ = ::fork();

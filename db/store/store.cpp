@@ -569,7 +569,10 @@ std::int64_t Store::record_winner(const WinnerRecord& winner) {
   while (!columns.empty()) {
     const std::size_t comma = std::min(columns.find(", "), columns.size());
     const std::string column(columns.substr(0, comma));
-    update += column + " = excluded." + column + ", ";
+    update += column;
+    update += " = excluded.";
+    update += column;
+    update += ", ";
     columns.remove_prefix(std::min(comma + 2, columns.size()));
   }
   Statement upsert = connection_.prepare(

@@ -213,7 +213,11 @@ class Freezer {
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
     for (const auto& [family, arch, params_json, source_hash] : images_) {
       const CubinImage image = provider_(CubinRequest{family, arch, params_json, source_hash});
-      const std::string what = family + " " + params_json + " for " + arch;
+      std::string what = family;
+      what += " ";
+      what += params_json;
+      what += " for ";
+      what += arch;
       if (image.bytes.empty()) {
         throw tuner::db::DbError("the cubin provider returned no bytes for " + what, store_);
       }

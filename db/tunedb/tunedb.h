@@ -6,8 +6,10 @@
 #ifndef TUNEDB_H
 #define TUNEDB_H
 
-#include <stddef.h>
-#include <stdint.h>
+/* This header must stay plain C (db/tools/c_example.c is built as C99), so it keeps the C headers
+ * and typedefs that clang-tidy's C++ checks would replace. */
+#include <stddef.h> /* NOLINT(modernize-deprecated-headers) */
+#include <stdint.h> /* NOLINT(modernize-deprecated-headers) */
 
 #if defined(__GNUC__)
 #define TUNEDB_API __attribute__((visibility("default")))
@@ -19,6 +21,7 @@
 extern "C" {
 #endif
 
+/* NOLINTBEGIN(modernize-use-using) */
 typedef struct tunedb_handle tunedb_handle;
 
 typedef enum tunedb_status {
@@ -63,6 +66,7 @@ typedef struct tunedb_result {
   size_t cubin_size;
   const char* kernel_names; /* mangled kernel names in the image, one per line; "" if none */
 } tunedb_result;
+/* NOLINTEND(modernize-use-using) */
 
 /* Opens `path` (frozen files: read-only, immutable, checksum verified) and loads every winner. */
 TUNEDB_API tunedb_status tunedb_open(const char* path, tunedb_handle** handle);

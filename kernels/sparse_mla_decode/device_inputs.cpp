@@ -31,8 +31,8 @@ void fill_indices(const UtilityKernels& utility, DeviceProblem& problem, std::ui
 
 void fill_q(const UtilityKernels& utility, DeviceProblem& problem, std::uint64_t seed,
             CUstream stream) {
-  unsigned short* q = reinterpret_cast<unsigned short*>(problem.q.get());
-  long long count = static_cast<long long>(problem.q.size() / 2);
+  auto* q = reinterpret_cast<unsigned short*>(problem.q.get());
+  auto count = static_cast<long long>(problem.q.size() / 2);
   unsigned long long q_seed = seed * 7 + 5;
   float stddev = 2.f;  // scores spread enough that a wrong gather or scale shows in the output
   void* args[] = {&q, &count, &q_seed, &stddev};
@@ -91,7 +91,7 @@ DeviceProblem make_device_problem(const UtilityKernels& utility, const InputSpec
   problem.ref_lse = cuda::DeviceBuffer(heads_total * sizeof(float), what + " (ref lse)");
   problem.softmax_scale = 1.f / std::sqrt(static_cast<float>(smla::kHeadDim));
 
-  unsigned char* kv = reinterpret_cast<unsigned char*>(problem.kv.get());
+  auto* kv = reinterpret_cast<unsigned char*>(problem.kv.get());
   long long num_tokens = spec.num_tokens;
   unsigned long long kv_seed = spec.seed * 7 + 1;
   void* args[] = {&kv, &num_tokens, &kv_seed};

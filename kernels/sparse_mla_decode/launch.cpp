@@ -90,7 +90,7 @@ void launch_reference(const UtilityKernels& utility, const DeviceProblem& proble
   params.softmax_scale = problem.softmax_scale;
   void* args[] = {&params};
   constexpr unsigned kThreads = 256;
-  const unsigned smem = static_cast<unsigned>((shape.topk + kThreads) * sizeof(float));
+  const auto smem = static_cast<unsigned>((shape.topk + kThreads) * sizeof(float));
   CUfunction function =
       shape.kv_format == KvFormat::fp8_ds_mla ? utility.reference_fp8 : utility.reference_bf16;
   cuda::set_max_dynamic_smem(function, static_cast<int>(smem), "reference kernel");

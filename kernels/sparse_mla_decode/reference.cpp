@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -31,16 +32,18 @@ namespace {
 double kv_value(const unsigned char* row, KvFormat format, int dim) {
   if (format == KvFormat::bf16) {
     std::uint16_t bits;
-    std::memcpy(&bits, row + dim * 2, 2);
+    std::memcpy(&bits, row + static_cast<std::ptrdiff_t>(dim) * 2, 2);
     return bf16_to_double(bits);
   }
   if (dim < smla::kLatentDim) {
     float scale;
-    std::memcpy(&scale, row + smla::kFp8ScaleOffset + (dim / smla::kGroupDim) * 4, 4);
+    const std::ptrdiff_t group = dim / smla::kGroupDim;
+    std::memcpy(&scale, row + smla::kFp8ScaleOffset + group * 4, 4);
     return e4m3_to_double(row[dim]) * scale;
   }
   std::uint16_t bits;
-  std::memcpy(&bits, row + smla::kFp8RopeOffset + (dim - smla::kLatentDim) * 2, 2);
+  const std::ptrdiff_t rope_dim = dim - smla::kLatentDim;
+  std::memcpy(&bits, row + smla::kFp8RopeOffset + rope_dim * 2, 2);
   return bf16_to_double(bits);
 }
 
@@ -49,7 +52,7 @@ double kv_value(const unsigned char* row, KvFormat format, int dim) {
 HostOutputs cpu_reference(const HostInputs& inputs) {
   const Shape& shape = inputs.shape;
   const int heads = shape.n_local_heads();
-  const std::size_t row_bytes = static_cast<std::size_t>(kv_row_bytes(shape.kv_format));
+  const auto row_bytes = static_cast<std::size_t>(kv_row_bytes(shape.kv_format));
   HostOutputs outputs;
   outputs.out.assign(static_cast<std::size_t>(shape.batch) * heads * smla::kLatentDim, 0.0);
   outputs.lse.assign(static_cast<std::size_t>(shape.batch) * heads,

@@ -112,7 +112,7 @@ class FamilyCubins {
     std::set<KvFormat> formats;
     const auto used = winners_.kv_use.find({request.arch, request.params_json});
     if (used != winners_.kv_use.end()) formats = used->second;
-    if (winners_.default_params.count(request.params_json) > 0 || formats.empty()) {
+    if (winners_.default_params.contains(request.params_json) || formats.empty()) {
       formats = {KvFormat::fp8_ds_mla, KvFormat::bf16};
     }
     return {formats.begin(), formats.end()};

@@ -79,6 +79,7 @@ int run_python(const std::vector<std::string>& args) {
   std::vector<char*> argv;
   std::vector<std::string> all{"python3"};
   all.insert(all.end(), args.begin(), args.end());
+  argv.reserve(all.size() + 1);
   for (std::string& arg : all) argv.push_back(arg.data());
   argv.push_back(nullptr);
   std::fflush(stdout);
