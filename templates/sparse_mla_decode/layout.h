@@ -97,19 +97,22 @@ SMLA_HD constexpr SmemLayout smem_layout(int block_t, int block_h, int num_warps
 }
 
 // Registers per thread the host expects before compiling: the fp32 output accumulator
-// (block_h x 512 spread over the warps' lanes) plus a fixed part for fragments, addresses and the
-// softmax, calibrated against ptxas on sm_90 and sm_120 (see
-// kernels/sparse_mla_decode/resources.cpp).
+// (block_h x 512 spread over the warps' lanes), the token ids each thread holds for the next tile's
+// copies, and a fixed part for fragments, addresses and the softmax, calibrated against ptxas on
+// sm_90 (see kernels/sparse_mla_decode/resources.cpp; sm_120's ptxas allocates more freely).
 constexpr int kRegisterOverhead = 72;
 SMLA_HD constexpr int accumulator_registers(int block_h, int num_warps) {
   return block_h * kLatentDim / (num_warps * 32);
 }
+SMLA_HD constexpr int token_id_registers(int block_t, int num_warps, int kv_format) {
+  const int copies = block_t * (kv_row_bytes(kv_format) / 16);
+  return (copies + num_warps * 32 - 1) / (num_warps * 32);
+}
 SMLA_HD constexpr int estimated_registers(int block_t, int block_h, int num_warps, int num_stages,
                                           int kv_format) {
-  (void)block_t;
   (void)num_stages;
-  (void)kv_format;
-  return accumulator_registers(block_h, num_warps) + kRegisterOverhead;
+  return accumulator_registers(block_h, num_warps) +
+         token_id_registers(block_t, num_warps, kv_format) + kRegisterOverhead;
 }
 
 }  // namespace smla

@@ -61,21 +61,43 @@ __device__ __forceinline__ void convert_q_to_f16(const smla::SmemLayout& layout,
   }
 }
 
+// The token ids one thread's copies of one tile need, loaded one tile ahead of use so that the
+// index loads never sit on the gather's critical path (a dependent global load per copy would).
+template <int BLOCK_T, int NUM_THREADS, int KV_FORMAT>
+struct TileTokens {
+  static constexpr int kChunks = BLOCK_T * KvTraits<KV_FORMAT>::kChunksPerRow;
+  static constexpr int kPerThread = (kChunks + NUM_THREADS - 1) / NUM_THREADS;
+  int token[kPerThread];
+
+  // Issues the index loads (no wait: the registers fill while the current tile is computed).
+  __device__ __forceinline__ void fetch(const int* index_row, int first_pos, int end_pos) {
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      const int i = static_cast<int>(threadIdx.x) + k * NUM_THREADS;
+      const int pos = first_pos + i / KvTraits<KV_FORMAT>::kChunksPerRow;
+      token[k] = i < kChunks && pos < end_pos ? __ldg(index_row + pos) : -1;
+    }
+  }
+};
+
 // Issues the cp.async copies of one tile (BLOCK_T rows) into ring stage `stage` and records each
 // row's token id (-1 for invalid entries and positions past the split's end).
 template <int BLOCK_T, int NUM_THREADS, int KV_FORMAT>
 __device__ __forceinline__ void load_tile(const smla::SplitParams& p,
                                           const smla::SmemLayout& layout, unsigned char* smem,
-                                          const int* index_row, int first_pos, int end_pos,
+                                          const TileTokens<BLOCK_T, NUM_THREADS, KV_FORMAT>& ids,
                                           int stage) {
   using Kv = KvTraits<KV_FORMAT>;
+  using Tokens = TileTokens<BLOCK_T, NUM_THREADS, KV_FORMAT>;
   unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
   int* tokens = reinterpret_cast<int*>(smem + layout.token_offset) + stage * BLOCK_T;
-  for (int i = threadIdx.x; i < BLOCK_T * Kv::kChunksPerRow; i += NUM_THREADS) {
+#pragma unroll
+  for (int k = 0; k < Tokens::kPerThread; ++k) {
+    const int i = static_cast<int>(threadIdx.x) + k * NUM_THREADS;
+    if (i >= Tokens::kChunks) break;
     const int row = i / Kv::kChunksPerRow;
     const int chunk = i % Kv::kChunksPerRow;
-    const int pos = first_pos + row;
-    const int token = pos < end_pos ? __ldg(index_row + pos) : -1;
+    const int token = ids.token[k];
     if (chunk == 0) tokens[row] = token;
     // 64-bit row offsets: caches past 2^31 bytes are normal (4M tokens x 656 B).
     const long long row_offset = token >= 0 ? static_cast<long long>(token) * Kv::kRowBytes : 0;
@@ -392,14 +414,17 @@ __global__ void __launch_bounds__(NUM_WARPS * 32, 1)
     stats[BLOCK_H + threadIdx.x] = 0.f;
   }
 
+  smla_detail::TileTokens<BLOCK_T, kThreads, KV_FORMAT> next_ids;
 #pragma unroll
   for (int stage = 0; stage < NUM_STAGES - 1; ++stage) {
     if (stage < num_tiles) {
-      smla_detail::load_tile<BLOCK_T, kThreads, KV_FORMAT>(
-          p, layout, smem, index_row, first_pos + stage * BLOCK_T, end_pos, stage);
+      next_ids.fetch(index_row, first_pos + stage * BLOCK_T, end_pos);
+      smla_detail::load_tile<BLOCK_T, kThreads, KV_FORMAT>(p, layout, smem, next_ids, stage);
     }
     ptx::cp_async_commit();
   }
+  // Ids of the first tile the main loop prefetches.
+  next_ids.fetch(index_row, first_pos + (NUM_STAGES - 1) * BLOCK_T, end_pos);
 
   float acc[BLOCK_H / smla::kMmaM][smla::kLatentDim / NUM_WARPS / smla::kMmaN][4];
 #pragma unroll
@@ -413,9 +438,10 @@ __global__ void __launch_bounds__(NUM_WARPS * 32, 1)
   for (int tile = 0; tile < num_tiles; ++tile) {
     const int prefetch = tile + NUM_STAGES - 1;
     if (prefetch < num_tiles) {
-      smla_detail::load_tile<BLOCK_T, kThreads, KV_FORMAT>(p, layout, smem, index_row,
-                                                           first_pos + prefetch * BLOCK_T, end_pos,
+      smla_detail::load_tile<BLOCK_T, kThreads, KV_FORMAT>(p, layout, smem, next_ids,
                                                            prefetch % NUM_STAGES);
+      // The ids of the tile after it load while this tile is computed.
+      next_ids.fetch(index_row, first_pos + (prefetch + 1) * BLOCK_T, end_pos);
     }
     ptx::cp_async_commit();
     ptx::cp_async_wait<NUM_STAGES - 1>();
