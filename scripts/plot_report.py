@@ -40,7 +40,9 @@ def series_slug(key):
 
 def describe(key):
     family, heads, tp, topk, kv, page, budget, device = key
-    return f"{family} {heads} heads / TP {tp}, topk {topk}, {kv}, page {page}; {budget}, {device}"
+    # Budget arch (whose limits pruned) and the device that measured: never read as one thing.
+    return (f"{family} {heads} heads / TP {tp}, topk {topk}, {kv}, page {page}; "
+            f"pruned for {budget}, timed on {device}")
 
 
 def compact_params(params_json):

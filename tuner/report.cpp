@@ -378,8 +378,8 @@ std::string decision_text(const BatchResult& result) {
 std::string describe(const SeriesKey& key) {
   return key.family + " " + std::to_string(key.n_heads) + " heads / TP " +
          std::to_string(key.attn_tp) + ", topk " + std::to_string(key.topk) + ", " + key.kv_format +
-         ", page " + std::to_string(key.page_size) + "; budget " + key.budget_arch + ", " +
-         key.device_name;
+         ", page " + std::to_string(key.page_size) + "; pruned for " + key.budget_arch +
+         ", timed on " + key.device_name;
 }
 
 std::string series_slug(const SeriesKey& key) {
