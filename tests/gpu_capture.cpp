@@ -6,7 +6,6 @@
 // timing code must refuse a capturing stream.
 #include <doctest/doctest.h>
 
-#include <stdlib.h>
 #include <sys/wait.h>
 #include <cstdlib>
 
@@ -28,6 +27,8 @@
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
 #include "kernels/sparse_mla_decode/verify.hpp"
+#include "tests/support/run_command.hpp"
+#include "tests/support/temp_dir.hpp"
 #include "tuner/arch.hpp"
 #include "tuner/config.hpp"
 #include "tuner/cuda_driver.hpp"
@@ -40,24 +41,8 @@ using namespace tuner::smla_family;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "gpu_capture_XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using tuner::test::kTunerBinary;
+using tuner::test::TempDir;
 
 const std::vector<int> kBatches = {1, 8, 64};
 constexpr long long kNumTokens = 1 << 16;
@@ -173,10 +158,10 @@ TEST_CASE(
   write_store(store_path, arch_name, info.name);
   // TUNER_BINARY overrides the build tree's binary (a copied build on the GPU machine).
   const char* binary = std::getenv("TUNER_BINARY");
-  const std::string tuner = binary != nullptr ? binary : TUNER_BINARY_DIR "/tuner/tuner";
+  const std::string tuner = binary != nullptr ? std::string(binary) : kTunerBinary;
   const std::string freeze = "'" + tuner + "' freeze --db '" + store_path + "' --out '" +
                              frozen_path + "' --arch " + arch_name + " --cache-dir '" +
-                             (dir / "cache") + "'";
+                             (dir / "cache").string() + "'";
   const int status = std::system(freeze.c_str());
   REQUIRE_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), freeze);
 

@@ -1,41 +1,21 @@
 // `tuner plan --db`: every fate recorded in the tuning store, run after run.
 #include <doctest/doctest.h>
 #include <sqlite3.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
+
+#include "tests/support/run_command.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Outcome run(const std::string& command) {
-  Outcome outcome;
-  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) outcome.output += buffer.data();
-  const int status = ::pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
-}
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-const std::string kTuner = TUNER_BINARY_DIR "/tuner/tuner";
+using tuner::test::CommandResult;
+using tuner::test::kTunerBinary;
+using tuner::test::run_with_stderr;
+using tuner::test::TempDir;
 
 long long count(const fs::path& db, const char* sql) {
   sqlite3* handle = nullptr;
@@ -52,11 +32,12 @@ long long count(const fs::path& db, const char* sql) {
 }  // namespace
 
 TEST_CASE("tuner plan --db records one plan-stage trial per member of the cross product") {
-  const fs::path dir = fresh_dir("tuner_cli_plan_db");
+  const TempDir dir;
   const fs::path db = dir / "plan.db";
-  const std::string command = "'" + kTuner + "' plan --arch sm_120 --format csv --cache-dir '" +
+  const std::string command = "'" + kTunerBinary +
+                              "' plan --arch sm_120 --format csv --cache-dir '" +
                               (dir / "cache").string() + "' --db '" + db.string() + "'";
-  const Outcome first = run(command);
+  const CommandResult first = run_with_stderr(command);
   REQUIRE(first.exit_code == 0);
   CHECK(first.output.find("recorded 432 fates as plan run 1") != std::string::npos);
   CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'plan'") == 432);
@@ -65,8 +46,7 @@ TEST_CASE("tuner plan --db records one plan-stage trial per member of the cross 
               "SELECT COUNT(*) FROM runs WHERE kind = 'plan' AND budget_arch = 'sm_120' "
               "AND gpu_name IS NULL AND ended_at IS NOT NULL") == 1);
   // A second plan run records its fates again, under its own run.
-  REQUIRE(run(command).exit_code == 0);
+  REQUIRE(run_with_stderr(command).exit_code == 0);
   CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'plan'") == 864);
   CHECK(count(db, "SELECT COUNT(DISTINCT run_id) FROM trials") == 2);
-  fs::remove_all(dir);
 }

@@ -1,100 +1,49 @@
 // The runtime-side CLI (query, freeze, verify, export) run as the built binary on real SQLite files
 // in a fresh temporary directory per test case; fixture stores are written through db::Store.
 #include <doctest/doctest.h>
-#include <stdlib.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 
 #include "db/store/store.hpp"
+#include "db/tools/fixture.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
+#include "tests/support/run_command.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kTuner = TUNER_BINARY_DIR "/tuner/tuner";
-const std::string kDefault =
-    R"({"block_h":16,"block_t":16,"num_stages":2,"num_warps":4,"target_ctas":512})";
+const std::string kDefault = tuner::db::fixture::kDefaultParams;
 const std::string kTuned1 =
     R"({"block_h":16,"block_t":32,"num_stages":2,"num_warps":4,"target_ctas":1024})";
 const std::string kTuned64 =
     R"({"block_h":16,"block_t":32,"num_stages":2,"num_warps":4,"target_ctas":256})";
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "test_cli_runtime_XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout; stderr too when asked
-};
+using Result = tuner::test::CommandResult;
+using tuner::test::TempDir;
 
 // Runs the tuner binary with `arguments` (shell words, paths quoted by the caller).
 Result run_tuner(const std::string& arguments, bool with_stderr = false) {
-  const std::string command =
-      "'" + kTuner + "' " + arguments + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
-  Result result;
-  std::array<char, 4096> buffer{};
-  std::size_t read = 0;
-  while ((read = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    result.output.append(buffer.data(), read);
-  }
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+  return tuner::test::run_command("'" + tuner::test::kTunerBinary + "' " + arguments +
+                                  (with_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 std::string quoted(const std::string& path) { return "'" + path + "'"; }
 
 tuner::db::WinnerRecord winner(int batch, const std::string& params, double median_us,
                                std::int64_t run_id, const std::string& source_hash) {
-  tuner::db::WinnerRecord w;
-  w.family = "sparse_mla_decode";
-  w.budget_arch = "sm_120";
-  w.measured_arch = "sm_90";
-  w.device_name = "NVIDIA H200";
-  w.n_heads = 64;
-  w.attn_tp = 4;
-  w.topk = 2048;
-  w.kv_format = "fp8_ds_mla";
-  w.page_size = 64;
-  w.batch = batch;
-  w.params_json = params;
-  w.median_us = median_us;
-  w.default_params_json = kDefault;
-  w.default_median_us = median_us * 1.2;
+  tuner::db::WinnerRecord w = tuner::db::fixture::fixture_problem_winner(
+      "sm_120", batch, params, median_us, median_us * 1.2, source_hash, run_id);
   const bool kept = params == kDefault;
   w.decision = kept ? tuner::db::Decision::default_kept : tuner::db::Decision::tuned;
   w.speedup_vs_default = kept ? 1.0 : 1.2;
   w.noise_rel = 0.01;
   w.reason = kept ? "default kept" : "tuned";
-  w.source_hash = source_hash;
-  w.run_id = run_id;
   return w;
 }
 

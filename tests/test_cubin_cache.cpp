@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "tests/support/temp_dir.hpp"
 #include "tuner/error.hpp"
 #include "tuner/parallel.hpp"
 
@@ -17,21 +18,7 @@ using tuner::CubinCache;
 
 namespace {
 
-// A fresh directory per test case, removed at the end.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string name = (fs::temp_directory_path() / "tuner-cache-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(name.data()) != nullptr);
-    path = name;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using tuner::test::TempDir;
 
 CompileRequest tiny_request(const std::string& body) {
   CompileRequest request;
@@ -98,7 +85,7 @@ TEST_CASE("cubin cache: the key covers source, every header, names, options and 
 
 TEST_CASE("cubin cache: store then load gives back the cubin, log, names and ptxas figures") {
   TempDir dir;
-  const CubinCache cache(dir.path / "nested" / "cache");
+  const CubinCache cache(dir.path() / "nested" / "cache");
   const std::string key(64, 'a');
   CHECK_FALSE(cache.load(key).has_value());
   cache.store(key, sample_entry());
@@ -118,7 +105,7 @@ TEST_CASE("cubin cache: store then load gives back the cubin, log, names and ptx
 
 TEST_CASE("cubin cache: a truncated or foreign entry is a miss") {
   TempDir dir;
-  const CubinCache cache(dir.path);
+  const CubinCache cache(dir.path());
   const std::string key(64, 'b');
   cache.store(key, sample_entry());
   const fs::path path = cache.entry_path(key);
@@ -132,7 +119,7 @@ TEST_CASE("cubin cache: a truncated or foreign entry is a miss") {
 
 TEST_CASE("cubin cache: concurrent writers of one key leave one whole entry") {
   TempDir dir;
-  const CubinCache cache(dir.path);
+  const CubinCache cache(dir.path());
   const std::string key(64, 'd');
   tuner::parallel_for(16, 8, [&](std::size_t) { cache.store(key, sample_entry()); });
   const std::optional<CachedCompile> loaded = cache.load(key);
@@ -143,7 +130,7 @@ TEST_CASE("cubin cache: concurrent writers of one key leave one whole entry") {
 
 TEST_CASE("cubin cache: an unusable directory is an InputError naming it and the fix") {
   TempDir dir;
-  const fs::path file = dir.path / "a-file";
+  const fs::path file = dir.path() / "a-file";
   std::ofstream(file) << "not a directory";
   const fs::path under_file = file / "cache";
   try {
@@ -175,7 +162,7 @@ TEST_CASE("cubin cache: default directory follows XDG_CACHE_HOME, then HOME") {
 
 TEST_CASE("cubin cache: compile_cached compiles once with NVRTC, then answers from disk") {
   TempDir dir;
-  const CubinCache cache(dir.path);
+  const CubinCache cache(dir.path());
   const CompileRequest request = tiny_request("x[0] *= SCALE;");
   const CachedCompile first = tuner::compile_cached(cache, request);
   REQUIRE(first.compiled);
@@ -190,7 +177,7 @@ TEST_CASE("cubin cache: compile_cached compiles once with NVRTC, then answers fr
 
 TEST_CASE("cubin cache: a source NVRTC rejects is cached as a failure with its log") {
   TempDir dir;
-  const CubinCache cache(dir.path);
+  const CubinCache cache(dir.path());
   const CompileRequest request = tiny_request("x[0] *= undefined_name;");
   const CachedCompile first = tuner::compile_cached(cache, request);
   CHECK_FALSE(first.compiled);

@@ -1,10 +1,7 @@
 #include "tuner/plan.hpp"
 
 #include <doctest/doctest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,6 +10,8 @@
 #include <string>
 
 #include "templates/sparse_mla_decode/layout.h"
+#include "tests/support/run_command.hpp"
+#include "tests/support/temp_dir.hpp"
 #include "tuner/error.hpp"
 
 namespace fs = std::filesystem;
@@ -22,20 +21,7 @@ using tuner::PlanRow;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string name = (fs::temp_directory_path() / "tuner-plan-test-XXXXXX").string();
-    if (::mkdtemp(name.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path = name;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using tuner::test::TempDir;
 
 tuner::PlanRequest default_request(const std::string& arch) {
   tuner::PlanRequest request;
@@ -48,7 +34,7 @@ tuner::PlanRequest default_request(const std::string& arch) {
 // (and its cache) so that the test compiles the space as few times as it can.
 struct Sm120Plan {
   TempDir cache_dir;
-  tuner::CubinCache cache{cache_dir.path};
+  tuner::CubinCache cache{cache_dir.path()};
   PlanResult result = tuner::plan_sparse_mla_decode(default_request("sm_120"), cache);
 };
 
@@ -82,19 +68,13 @@ std::string slurp(const fs::path& path) {
   return text.str();
 }
 
-// Runs the built `tuner` binary with `args` (shell words), capturing stdout and stderr.
+// Runs the built `tuner` binary with `args` (shell words), capturing stdout and stderr apart.
 CommandOutput run_tuner(const std::string& args) {
-  TempDir out_dir;
-  const fs::path out = out_dir.path / "out";
-  const fs::path err = out_dir.path / "err";
-  const std::string command = std::string(TUNER_BINARY_DIR "/tuner/tuner ") + args + " >" +
-                              out.string() + " 2>" + err.string();
-  const int status = std::system(command.c_str());
-  CommandOutput result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.out = slurp(out);
-  result.err = slurp(err);
-  return result;
+  TempDir err_dir;
+  const fs::path err = err_dir / "err";
+  const tuner::test::CommandResult run =
+      tuner::test::run_command(tuner::test::kTunerBinary + " " + args + " 2>" + err.string());
+  return CommandOutput{run.exit_code, run.output, slurp(err)};
 }
 
 bool contains(const std::string& text, const std::string& part) {
@@ -217,7 +197,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     const CommandOutput run = run_tuner(
         "plan --family sparse_mla_decode --arch sm_120 --heads 64 "
         "--tp 4 --format json --cache-dir " +
-        sm120_plan().cache_dir.path.string());
+        sm120_plan().cache_dir.path().string());
     REQUIRE(run.exit_code == 0);
     const nlohmann::json rows = nlohmann::json::parse(run.out);
     REQUIRE(rows.is_array());
@@ -252,7 +232,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
 
 TEST_CASE("plan: the audit finds no false prunes on sm_90") {
   TempDir dir;
-  const tuner::CubinCache cache(dir.path);
+  const tuner::CubinCache cache(dir.path());
   tuner::PlanRequest request = default_request("sm_90");
   request.audit = true;
   const PlanResult audit = tuner::plan_sparse_mla_decode(request, cache);
@@ -265,12 +245,12 @@ TEST_CASE("plan: the audit finds no false prunes on sm_90") {
 
 TEST_CASE("plan CLI: bad input exits 2 with a message naming the input") {
   TempDir dir;
-  const std::string cache = " --cache-dir " + dir.path.string();
+  const std::string cache = " --cache-dir " + dir.path().string();
   struct Case {
     std::string args;
     std::string message;
   };
-  const fs::path file = dir.path / "a-file";
+  const fs::path file = dir.path() / "a-file";
   std::ofstream(file) << "x";
   const Case cases[] = {
       {"plan --family nope" + cache, "unknown family 'nope'"},

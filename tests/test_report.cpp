@@ -3,17 +3,17 @@
 #include "tuner/report.hpp"
 
 #include <doctest/doctest.h>
-#include <stdlib.h>
-#include <sys/wait.h>
 
 #include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 
 #include "db/store/store.hpp"
+#include "db/tools/fixture.hpp"
+#include "tests/support/run_command.hpp"
+#include "tests/support/temp_dir.hpp"
 #include "tuner/error.hpp"
 
 namespace fs = std::filesystem;
@@ -23,32 +23,16 @@ using db::Stage;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "test_report_XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-  const fs::path& path() const { return path_; }
+using Command = tuner::test::CommandResult;
+using tuner::test::kTunerBinary;
+using tuner::test::run_with_stderr;
+using tuner::test::TempDir;
 
- private:
-  fs::path path_;
-};
-
-constexpr const char* kDevice = "NVIDIA H200";
+const char* const kDevice = db::fixture::kDevice;  // what fixture_problem_winner times on
 constexpr double kCopyGbs = 4000.0;
 
 // Four configs: block_t {16, 32} x num_warps {4, 8}; A is the family default.
-const std::string kA =
-    R"({"block_h":16,"block_t":16,"num_stages":2,"num_warps":4,"target_ctas":512})";
+const std::string kA = db::fixture::kDefaultParams;
 const std::string kB =
     R"({"block_h":16,"block_t":32,"num_stages":2,"num_warps":4,"target_ctas":512})";
 const std::string kC =
@@ -114,27 +98,12 @@ void measured(db::Store& store, std::int64_t run_id, int batch, const std::strin
 
 void winner(db::Store& store, std::int64_t run_id, int batch, const std::string& source,
             const std::string& params, double median_us, double default_us, std::int64_t bytes) {
-  db::WinnerRecord w;
-  w.family = "sparse_mla_decode";
-  w.budget_arch = "sm_120";
-  w.measured_arch = "sm_90";
-  w.device_name = kDevice;
-  w.n_heads = 64;
-  w.attn_tp = 4;
-  w.topk = 2048;
-  w.kv_format = "fp8_ds_mla";
-  w.page_size = 64;
-  w.batch = batch;
-  w.params_json = params;
-  w.median_us = median_us;
-  w.default_params_json = kA;
-  w.default_median_us = default_us;
+  db::WinnerRecord w = db::fixture::fixture_problem_winner("sm_120", batch, params, median_us,
+                                                           default_us, source, run_id);
   w.decision = params == kA ? db::Decision::default_kept : db::Decision::tuned;
   w.speedup_vs_default = params == kA ? 1.0 : default_us / median_us;
   w.noise_rel = 0.04;
   w.reason = params == kA ? "default kept" : "tuned";
-  w.source_hash = source;
-  w.run_id = run_id;
   w.bytes_moved = bytes;
   store.record_winner(w);
 }
@@ -199,24 +168,6 @@ const report::DimensionTable& dimension(const report::SeriesReport& series,
   }
   throw std::runtime_error("no dimension " + name);
 }
-
-struct Command {
-  int exit_code = -1;
-  std::string output;
-};
-
-Command run_command(const std::string& command) {
-  Command result;
-  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) result.output += buffer.data();
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-std::string tuner_binary() { return std::string(TUNER_BINARY_DIR) + "/tuner/tuner"; }
 
 bool is_png(const fs::path& path) {
   std::ifstream file(path, std::ios::binary);
@@ -357,12 +308,12 @@ TEST_CASE("diff: flags a planted regression (exit 1) and passes an unchanged run
     fill_later_run(store, "src-2", {40.0, 36.0, 30.0, 45.0});  // run 2: as run 1
     fill_later_run(store, "src-3", {40.0, 36.0, 45.0, 45.0});  // run 3: batch 8 36 us, +20 %
   }
-  const std::string diff = tuner_binary() + " diff --db " + db_path.string();
-  const Command unchanged = run_command(diff + " --runs 1,2");
+  const std::string diff = kTunerBinary + " diff --db " + db_path.string();
+  const Command unchanged = run_with_stderr(diff + " --runs 1,2");
   CHECK(unchanged.exit_code == 0);
   CHECK(unchanged.output.find("unchanged (within noise)") != std::string::npos);
   CHECK(unchanged.output.find("SLOWER") == std::string::npos);
-  const Command regressed = run_command(diff);  // the last two sweeps: 2 -> 3
+  const Command regressed = run_with_stderr(diff);  // the last two sweeps: 2 -> 3
   INFO(regressed.output);
   CHECK(regressed.exit_code == 1);
   CHECK(regressed.output.find("run 2 of") != std::string::npos);
@@ -370,7 +321,7 @@ TEST_CASE("diff: flags a planted regression (exit 1) and passes an unchanged run
   CHECK(regressed.output.find("SLOWER (regression); winner changed") != std::string::npos);
   CHECK(regressed.output.find("1 of 2 batches slower") != std::string::npos);
   // A threshold above the change: slower beyond the noise, but no alert.
-  CHECK(run_command(diff + " --threshold 25%").exit_code == 0);
+  CHECK(run_with_stderr(diff + " --threshold 25%").exit_code == 0);
 }
 
 TEST_CASE("diff and report: unknown run, missing file, too few runs -> a clear message, exit 2") {
@@ -381,24 +332,24 @@ TEST_CASE("diff and report: unknown run, missing file, too few runs -> a clear m
     fill_run_one(store);
   }
   const Command unknown =
-      run_command(tuner_binary() + " diff --db " + db_path.string() + " --runs 1,7");
+      run_with_stderr(kTunerBinary + " diff --db " + db_path.string() + " --runs 1,7");
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.output.find("run 7 is not in tuning DB") != std::string::npos);
-  const Command one_run = run_command(tuner_binary() + " diff --db " + db_path.string());
+  const Command one_run = run_with_stderr(kTunerBinary + " diff --db " + db_path.string());
   CHECK(one_run.exit_code == 2);
   CHECK(one_run.output.find("holds 1 sweep run(s); diff needs two") != std::string::npos);
   const Command missing =
-      run_command(tuner_binary() + " report --db " + (dir / "nope.db").string() + " --out " +
-                  (dir / "out").string());
+      run_with_stderr(kTunerBinary + " report --db " + (dir / "nope.db").string() + " --out " +
+                      (dir / "out").string());
   CHECK(missing.exit_code == 2);
   CHECK(missing.output.find("nope.db: no such file") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "nope.db"));
-  const Command bad_run = run_command(tuner_binary() + " report --db " + db_path.string() +
-                                      " --run 5 --out " + (dir / "out").string());
+  const Command bad_run = run_with_stderr(kTunerBinary + " report --db " + db_path.string() +
+                                          " --run 5 --out " + (dir / "out").string());
   CHECK(bad_run.exit_code == 2);
   CHECK(bad_run.output.find("run 5 is not in tuning DB") != std::string::npos);
   const Command bad_threshold =
-      run_command(tuner_binary() + " diff --db " + db_path.string() + " --threshold lots");
+      run_with_stderr(kTunerBinary + " diff --db " + db_path.string() + " --threshold lots");
   CHECK(bad_threshold.exit_code == 2);
   CHECK(bad_threshold.output.find("--threshold 'lots'") != std::string::npos);
 }
@@ -412,15 +363,15 @@ TEST_CASE("plots: the script and tuner report write non-empty PNGs beside report
   }
   const std::string slug = report::series_slug(series_key());
   const Command script =
-      run_command("python3 " + std::string(TUNER_SOURCE_DIR) + "/scripts/plot_report.py --db " +
-                  db_path.string() + " --out " + (dir / "plots").string());
+      run_with_stderr("python3 " + std::string(TUNER_SOURCE_DIR) + "/scripts/plot_report.py --db " +
+                      db_path.string() + " --out " + (dir / "plots").string());
   INFO(script.output);
   REQUIRE(script.exit_code == 0);
   CHECK(is_png(dir / "plots" / ("time_vs_batch_" + slug + ".png")));
   CHECK(is_png(dir / "plots" / ("heatmap_" + slug + ".png")));
 
-  const Command cli = run_command(tuner_binary() + " report --db " + db_path.string() + " --out " +
-                                  (dir / "report").string());
+  const Command cli = run_with_stderr(kTunerBinary + " report --db " + db_path.string() +
+                                      " --out " + (dir / "report").string());
   INFO(cli.output);
   CHECK(cli.exit_code == 0);
   CHECK(cli.output.find("wrote ") != std::string::npos);
@@ -433,8 +384,8 @@ TEST_CASE("plots: the script and tuner report write non-empty PNGs beside report
 
   // Without python3 on PATH: a clear warning, report.md still written, exit 0.
   const Command no_python =
-      run_command("PATH=" + (dir / "empty").string() + " " + tuner_binary() + " report --db " +
-                  db_path.string() + " --out " + (dir / "no_python").string());
+      run_with_stderr("PATH=" + (dir / "empty").string() + " " + kTunerBinary + " report --db " +
+                      db_path.string() + " --out " + (dir / "no_python").string());
   CHECK(no_python.exit_code == 0);
   CHECK(no_python.output.find("warning: no plots: python3 was not found on PATH") !=
         std::string::npos);

@@ -22,6 +22,7 @@
 #include "db/tunedb/params.hpp"
 #include "db/tunedb/tunedb.h"
 #include "db/tunedb/tunedb.hpp"
+#include "tests/support/temp_dir.hpp"
 
 // Counts heap allocations so that a test can show lookups make none.
 namespace {
@@ -44,24 +45,7 @@ using tuner::db::OpenMode;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "test_tunedb_XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
+using tuner::test::TempDir;
 
 const tunedb::Shape kShape{64, 4, 2048, "fp8_ds_mla", 64};
 const std::string kDefault = tuner::db::fixture::kDefaultParams;

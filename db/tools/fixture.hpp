@@ -23,9 +23,13 @@ inline const char* const kSourceHash = "src-0123456789abcdef";
 inline const char* const kDefaultParams =
     R"({"block_h":16,"block_t":16,"num_stages":2,"num_warps":4,"target_ctas":512})";
 
-inline WinnerRecord fixture_winner(const std::string& budget_arch, int batch,
-                                   const std::string& params, double median_us,
-                                   double default_median_us, std::int64_t run_id) {
+// A winner row of the fixture problem at `batch` (the shape above) tuned for `budget_arch` and
+// timed on kDevice (sm_90), `params` against the default. The decision fields (decision,
+// speedup_vs_default, noise_rel, reason) and bytes_moved are left to the caller.
+inline WinnerRecord fixture_problem_winner(const std::string& budget_arch, int batch,
+                                           const std::string& params, double median_us,
+                                           double default_median_us, const std::string& source_hash,
+                                           std::int64_t run_id) {
   WinnerRecord w;
   w.family = kFamily;
   w.budget_arch = budget_arch;
@@ -41,13 +45,21 @@ inline WinnerRecord fixture_winner(const std::string& budget_arch, int batch,
   w.median_us = median_us;
   w.default_params_json = kDefaultParams;
   w.default_median_us = default_median_us;
+  w.source_hash = source_hash;
+  w.run_id = run_id;
+  return w;
+}
+
+inline WinnerRecord fixture_winner(const std::string& budget_arch, int batch,
+                                   const std::string& params, double median_us,
+                                   double default_median_us, std::int64_t run_id) {
+  WinnerRecord w = fixture_problem_winner(budget_arch, batch, params, median_us, default_median_us,
+                                          kSourceHash, run_id);
   const bool kept = params == kDefaultParams;
   w.decision = kept ? Decision::default_kept : Decision::tuned;
   w.speedup_vs_default = kept ? 1.0 : default_median_us / median_us;
   w.noise_rel = 0.01;
   w.reason = kept ? "default kept: 0.4% faster is within noise (spread 1.0%)" : "tuned";
-  w.source_hash = kSourceHash;
-  w.run_id = run_id;
   w.bytes_moved = static_cast<std::int64_t>(batch) * 1343488;
   return w;
 }

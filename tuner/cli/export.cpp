@@ -18,6 +18,7 @@
 #include "tuner/cli/db_open.hpp"
 #include "tuner/cli/problem_options.hpp"
 #include "tuner/error.hpp"
+#include "tuner/report.hpp"
 
 namespace po = boost::program_options;
 
@@ -25,23 +26,21 @@ namespace tuner::cli {
 
 namespace {
 
-struct GroupKey {
-  std::string family;
-  int n_heads = 0;
-  int attn_tp = 0;
-  int topk = 0;
-  std::string kv_format;
-  int page_size = 0;
-  std::string device_name;
-  std::string budget_arch;
-  auto tie() const {
-    return std::tie(family, n_heads, attn_tp, topk, kv_format, page_size, device_name, budget_arch);
+// Files in the order the winners query reads them: the shape, then the device, then the budget
+// arch (report::SeriesKey's own order puts the arch before the device).
+struct DeviceBeforeArch {
+  static auto tie(const report::SeriesKey& key) {
+    return std::tie(key.family, key.n_heads, key.attn_tp, key.topk, key.kv_format, key.page_size,
+                    key.device_name, key.budget_arch);
   }
-  bool operator<(const GroupKey& other) const { return tie() < other.tie(); }
+  bool operator()(const report::SeriesKey& a, const report::SeriesKey& b) const {
+    return tie(a) < tie(b);
+  }
 };
 
 // batch -> canonical params_json
 using Group = std::map<int, std::string>;
+using Groups = std::map<report::SeriesKey, Group, DeviceBeforeArch>;
 
 // Characters a file name keeps as they are; anything else (spaces, slashes) becomes '_'.
 std::string file_safe(const std::string& text) {
@@ -56,7 +55,7 @@ std::string file_safe(const std::string& text) {
 
 // sparse_mla_decode,heads=64,tp=4,topk=2048,kv=fp8_ds_mla,device=NVIDIA_H200,arch=sm_120.json;
 // ",page=N" follows kv when the page size is not the usual 64.
-std::string file_name(const GroupKey& key) {
+std::string file_name(const report::SeriesKey& key) {
   std::string name = file_safe(key.family) + ",heads=" + std::to_string(key.n_heads) +
                      ",tp=" + std::to_string(key.attn_tp) + ",topk=" + std::to_string(key.topk) +
                      ",kv=" + file_safe(key.kv_format);
@@ -65,22 +64,22 @@ std::string file_name(const GroupKey& key) {
          ".json";
 }
 
-std::map<GroupKey, Group> read_groups(const std::string& path, bool frozen) {
+Groups read_groups(const std::string& path, bool frozen) {
   const db::Connection connection = db::Connection::open(
       path, frozen ? db::OpenMode::read_only_immutable : db::OpenMode::read_only);
   db::Statement rows = connection.prepare(
       "SELECT family, n_heads, attn_tp, topk, kv_format, page_size, device_name, budget_arch, "
       "batch, params_json FROM winners ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9");
-  std::map<GroupKey, Group> groups;
+  Groups groups;
   while (rows.step()) {
-    const GroupKey key{rows.column_text(0),
-                       static_cast<int>(rows.column_int64(1)),
-                       static_cast<int>(rows.column_int64(2)),
-                       static_cast<int>(rows.column_int64(3)),
-                       rows.column_text(4),
-                       static_cast<int>(rows.column_int64(5)),
-                       rows.column_text(6),
-                       rows.column_text(7)};
+    const report::SeriesKey key{rows.column_text(0),
+                                static_cast<int>(rows.column_int64(1)),
+                                static_cast<int>(rows.column_int64(2)),
+                                static_cast<int>(rows.column_int64(3)),
+                                rows.column_text(4),
+                                static_cast<int>(rows.column_int64(5)),
+                                /*budget_arch=*/rows.column_text(7),
+                                /*device_name=*/rows.column_text(6)};
     groups[key][static_cast<int>(rows.column_int64(8))] = rows.column_text(9);
   }
   return groups;
@@ -126,7 +125,7 @@ int run_export(const Args& args) {
     throw InputError("--format '" + format + "' is not known: use vllm-json");
   }
   const tunedb::TuningDb db = open_tuning_db(db_path);  // validates schema and checksum
-  const std::map<GroupKey, Group> groups = read_groups(db_path, db.info().frozen);
+  const Groups groups = read_groups(db_path, db.info().frozen);
   if (groups.empty()) {
     throw InputError("--db " + db_path + " holds no winners to export: run tuner sweep first");
   }
