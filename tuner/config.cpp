@@ -63,11 +63,10 @@ Config config_from_json(std::string_view json) {
 
 std::string compile_key(const Config& config, const std::vector<Parameter>& space) {
   Config compiled;
-  for (const auto& [key, value] : config.values) {
-    const auto parameter =
-        std::find_if(space.begin(), space.end(), [&](const Parameter& p) { return p.name == key; });
-    if (parameter == space.end() || !parameter->launch_only)
-      compiled.values.emplace_back(key, value);
+  for (const auto& entry : config.values) {
+    const auto parameter = std::find_if(space.begin(), space.end(),
+                                        [&](const Parameter& p) { return p.name == entry.first; });
+    if (parameter == space.end() || !parameter->launch_only) compiled.values.push_back(entry);
   }
   return to_json(compiled);
 }
