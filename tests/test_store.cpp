@@ -204,7 +204,7 @@ TEST_CASE("store: runs are recorded, ended and read back") {
   CHECK_FALSE(planned.ended_at.has_value());
   CHECK(store.runs().size() == 2);
   const std::string unknown =
-      "no run with id 42 in " + (dir / "tune.db").string() + ": `tuner runs` lists the ids";
+      "no run with id 42 in " + (dir / "tune.db").string() + ": `tuner report --db` lists the runs";
   CHECK_THROWS_WITH_AS(store.run(42), unknown.c_str(), DbInputError);
   CHECK_THROWS_WITH_AS(store.end_run(42), unknown.c_str(), DbInputError);
 }

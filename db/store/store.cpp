@@ -415,7 +415,7 @@ void Store::end_run(std::int64_t run_id) {
   update.bind(1, run_id).run();
   if (sqlite3_changes(connection_.get()) == 0) {
     throw DbInputError("no run with id " + std::to_string(run_id) + " in " + path_ +
-                       ": `tuner runs` lists the ids");
+                       ": `tuner report --db` lists the runs");
   }
 }
 
@@ -433,7 +433,7 @@ RunInfo Store::run(std::int64_t run_id) const {
   select.bind(1, run_id);
   if (!select.step()) {
     throw DbInputError("no run with id " + std::to_string(run_id) + " in " + path_ +
-                       ": `tuner runs` lists the ids");
+                       ": `tuner report --db` lists the runs");
   }
   return read_run(select);
 }
