@@ -15,7 +15,6 @@
 #include "kernels/sparse_mla_decode/verify.hpp"
 #include "tuner/cubin_cache.hpp"
 #include "tuner/cuda_driver.hpp"
-#include "tuner/embedded_templates.hpp"
 #include "tuner/error.hpp"
 #include "tuner/measure.hpp"
 
@@ -137,13 +136,9 @@ class Worker {
   }
 
   json inject_fault() {
-    std::vector<SourceFile> headers;
-    for (const EmbeddedFile& file : embedded_templates()) {
-      headers.push_back(SourceFile{std::string(file.path), std::string(file.text)});
-    }
     CompileRequest request{"fault.cu",
                            "#include \"common/fault.cuh\"\n",
-                           headers,
+                           template_headers(),
                            {"tuner_test_out_of_bounds_write"},
                            info_.arch_sm(),
                            {},

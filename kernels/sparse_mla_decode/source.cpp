@@ -5,17 +5,13 @@
 
 namespace tuner::smla_family {
 
-namespace {
-
-std::vector<SourceFile> all_headers() {
+std::vector<SourceFile> template_headers() {
   std::vector<SourceFile> headers;
   for (const EmbeddedFile& file : embedded_templates()) {
     headers.push_back(SourceFile{std::string(file.path), std::string(file.text)});
   }
   return headers;
 }
-
-}  // namespace
 
 const std::string& source_hash() {
   static const std::string hash = [] {
@@ -36,7 +32,7 @@ CompileRequest split_program(const KernelConfig& config, KvFormat kv_format, int
   request.source_name = "sparse_mla_decode/program.cu";
   request.source_text =
       "#include \"sparse_mla_decode/split.cuh\"\n#include \"sparse_mla_decode/combine.cuh\"\n";
-  request.headers = all_headers();
+  request.headers = template_headers();
   request.name_expressions = {split_kernel_name(config, kv_format), combine_kernel_name()};
   request.arch_sm = arch_sm;
   request.context = std::string(kFamilyName) + " " + describe(to_config(config)) +
@@ -53,7 +49,7 @@ CompileRequest utility_program(int arch_sm) {
   request.source_name = "sparse_mla_decode/utility.cu";
   request.source_text =
       "#include \"sparse_mla_decode/reference.cuh\"\n#include \"common/fill.cuh\"\n";
-  request.headers = all_headers();
+  request.headers = template_headers();
   request.name_expressions = {reference_kernel_name(KvFormat::fp8_ds_mla),
                               reference_kernel_name(KvFormat::bf16),
                               "fill_bf16_normal",
