@@ -1,6 +1,7 @@
 // GPU correctness of the sparse MLA decode family: every config that compiles for the device and
-// fits it, over batch {1, 7, 64, 128} x topk {2048, 600} x both KV formats x 16 and 32 local heads,
-// plus the corner cases; the GPU reference itself against the CPU fp64 reference.
+// fits it (TARGET_CTAS 128 and 1024), over batch {1, 7, 64, 128} x topk {2048, 600, 5} x both KV
+// formats x 16, 32 and 64 local heads, plus the corner cases; the GPU reference itself against the
+// CPU fp64 reference.
 // Set TUNER_GPU_LOG=FILE to get one line per check.
 #include <doctest/doctest.h>
 
@@ -79,19 +80,16 @@ HostInputs host_inputs(const DeviceProblem& problem) {
   return inputs;
 }
 
+// Every compile key of the family's space (TARGET_CTAS is launch-only) that this shape allows and
+// the device's shared memory holds.
 std::vector<KernelConfig> compile_keys_for(const Shape& shape, int smem_optin) {
   std::vector<KernelConfig> keys;
-  for (int block_t : {16, 32, 64}) {
-    for (int block_h : {16, 32, 64}) {
-      for (int warps : {2, 4, 8}) {
-        for (int stages : {1, 2, 3, 4}) {
-          const KernelConfig config{block_t, block_h, warps, stages, 512};
-          if (!shape_mismatch(config, shape).empty()) continue;
-          if (static_budget(config, shape.kv_format).smem_bytes_per_block > smem_optin) continue;
-          keys.push_back(config);
-        }
-      }
-    }
+  for (const Config& config : cross_product(parameter_space())) {
+    const KernelConfig typed = from_config(config);
+    if (typed.target_ctas != default_config().target_ctas) continue;
+    if (!shape_mismatch(typed, shape).empty()) continue;
+    if (static_budget(typed, shape.kv_format).smem_bytes_per_block > smem_optin) continue;
+    keys.push_back(typed);
   }
   return keys;
 }
@@ -118,10 +116,13 @@ CompiledKeys compile_all(const std::vector<KernelConfig>& configs, KvFormat kv, 
   return compiled;
 }
 
+// The fewest and the most CTAs the space asks for: one split at large batches, many at small ones.
+constexpr int kTargets[] = {128, 1024};
+
 int max_splits_for(const std::vector<KernelConfig>& configs, const Shape& shape) {
   int max_splits = 1;
   for (KernelConfig config : configs) {
-    for (int target : {128, 256, 512, 1024}) {
+    for (int target : kTargets) {
       config.target_ctas = target;
       max_splits = std::max(max_splits, launch_geometry(config, shape).num_splits);
     }
@@ -168,7 +169,7 @@ Tally run_shape(const CompiledKeys& compiled, const Shape& shape, long long num_
     const DeviceOutputs ref = download_reference(problem);
     const std::vector<double> ref_out(ref.out.begin(), ref.out.end());
     const std::vector<double> ref_lse(ref.lse.begin(), ref.lse.end());
-    for (int target : {128, 256, 512, 1024}) {
+    for (int target : kTargets) {
       kernels.config.target_ctas = target;
       const LaunchGeometry geometry = launch_geometry(kernels.config, shape);
       poison_outputs(problem, device.stream.get());
@@ -221,7 +222,7 @@ TEST_CASE("every config that compiles and fits is correct on every shape") {
               "failed", "max_out", "max_lse");
   int total_checks = 0;
   for (KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
-    for (int tp : {4, 2}) {
+    for (int tp : {4, 2, 1}) {
       Shape base;
       base.kv_format = kv;
       base.attn_tp = tp;
@@ -231,7 +232,7 @@ TEST_CASE("every config that compiles and fits is correct on every shape") {
         if (!compiled.failures[i].empty()) MESSAGE("compile failed: " << compiled.failures[i]);
       }
       for (int batch : {1, 7, 64, 128}) {
-        for (int topk : {2048, 600}) {
+        for (int topk : {2048, 600, 5}) {
           Shape shape = base;
           shape.batch = batch;
           shape.topk = topk;
@@ -273,8 +274,22 @@ TEST_CASE("corner cases: invalid rows, duplicates, the last slot, topk below BLO
   const int arch = device.info.arch_sm();
   for (KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
     for (const KernelConfig& config :
-         {KernelConfig{16, 16, 4, 2, 512}, KernelConfig{64, 16, 8, 1, 128},
-          KernelConfig{32, 16, 2, 3, 1024}}) {
+         {KernelConfig{.block_t = 16, .block_h = 16, .num_warps = 4, .num_stages = 2},
+          KernelConfig{.block_t = 64, .block_h = 16, .num_warps = 8, .num_stages = 1,
+                       .target_ctas = 128},
+          KernelConfig{.block_t = 32, .block_h = 16, .num_warps = 2, .num_stages = 3,
+                       .target_ctas = 1024},
+          KernelConfig{.block_t = 64, .block_h = 16, .num_warps = 8, .num_stages = 2,
+                       .mma_path = 1, .producers = 1, .target_ctas = 128},
+          KernelConfig{.block_t = 16, .block_h = 16, .num_warps = 4, .num_stages = 8,
+                       .mma_path = 1, .producers = 2, .target_ctas = 1024},
+          KernelConfig{.block_t = 32, .block_h = 16, .num_warps = 4, .num_stages = 3,
+                       .mma_path = 2, .producers = 0, .target_ctas = 1024},
+          KernelConfig{.block_t = 64, .block_h = 16, .num_warps = 8, .num_stages = 3,
+                       .mma_path = 2, .producers = 2, .target_ctas = 128}}) {
+      Shape any_shape;
+      any_shape.kv_format = kv;
+      if (!shape_mismatch(config, any_shape).empty()) continue;
       const CompileResult compiled = compile(split_program(config, kv, arch));
       const DecodeKernels kernels = load_decode_kernels(compiled, config, kv);
       for (int topk : {2048, 5}) {
@@ -301,9 +316,10 @@ TEST_CASE("corner cases: invalid rows, duplicates, the last slot, topk below BLO
   }
 }
 
-TEST_CASE("a KV cache over 2^31 bytes: indices near its end use 64-bit row offsets") {
-  Gpu& device = gpu();
-  const KernelConfig config = default_config();
+namespace {
+
+// The split kernel on index rows near the end of a 4M-token cache, against the GPU reference.
+void check_far_rows(Gpu& device, const KernelConfig& config) {
   Shape shape;
   shape.batch = 2;
   shape.topk = 512;
@@ -315,7 +331,8 @@ TEST_CASE("a KV cache over 2^31 bytes: indices near its end use 64-bit row offse
   const DecodeKernels kernels = load_decode_kernels(compiled, config, shape.kv_format);
   const Agreement agreement =
       verify_candidate(device.utility, kernels, problem, 3, device.stream, last_slots);
-  MESSAGE("4M-token cache, fast kernel vs GPU reference: " << describe(agreement));
+  MESSAGE("4M-token cache, " << describe(to_config(config)) << " vs GPU reference: "
+                              << describe(agreement));
   CHECK(agreement.passes(kOutTolerance, kLseTolerance));
   // The GPU reference itself, on those far rows, against the CPU.
   const HostOutputs cpu_ref = cpu_reference(host_inputs(problem));
@@ -323,4 +340,17 @@ TEST_CASE("a KV cache over 2^31 bytes: indices near its end use 64-bit row offse
   const Agreement ref_agreement = compare(gpu_ref.out, gpu_ref.lse, cpu_ref.out, cpu_ref.lse);
   MESSAGE("4M-token cache, GPU reference vs CPU: " << describe(ref_agreement));
   CHECK(ref_agreement.passes(1e-5, 1e-6));
+}
+}  // namespace
+
+TEST_CASE("a KV cache over 2^31 bytes: indices near its end use 64-bit row offsets") {
+  Gpu& device = gpu();
+  for (const KernelConfig& config :
+       {default_config(),
+        KernelConfig{.block_t = 32, .block_h = 16, .num_warps = 8, .num_stages = 4, .mma_path = 1,
+                     .producers = 1},
+        KernelConfig{.block_t = 32, .block_h = 16, .num_warps = 8, .num_stages = 3, .mma_path = 2,
+                     .producers = 0}}) {
+    check_far_rows(device, config);
+  }
 }

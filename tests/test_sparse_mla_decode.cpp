@@ -60,7 +60,7 @@ TEST_CASE("the space is the full cross product and the default is the seeds' bas
   for (const Config& config : configs) compile_keys.insert(compile_key(config, parameter_space()));
   CHECK(compile_keys.size() == 3 * 3 * 3 * 4);  // TARGET_CTAS shares one compile
   const KernelConfig baseline = default_config();
-  CHECK(baseline == KernelConfig{16, 16, 4, 2, 512});
+  CHECK(baseline == KernelConfig{.block_t = 16, .block_h = 16, .num_warps = 4, .num_stages = 2, .target_ctas = 512});
   CHECK(from_config(config_from_json(to_json(to_config(baseline)))) == baseline);
   CHECK(to_json(to_config(baseline)) ==
         R"({"block_h":16,"block_t":16,"num_stages":2,"num_warps":4,"target_ctas":512})");
@@ -69,11 +69,11 @@ TEST_CASE("the space is the full cross product and the default is the seeds' bas
 TEST_CASE("BLOCK_H wider than the local heads is a shape mismatch") {
   Shape shape;  // 64 heads / TP 4 = 16 local heads
   CHECK(shape.n_local_heads() == 16);
-  CHECK(shape_mismatch(KernelConfig{16, 16, 4, 2, 512}, shape).empty());
-  CHECK(shape_mismatch(KernelConfig{16, 32, 4, 2, 512}, shape) == "BLOCK_H 32 > 16 local heads");
+  CHECK(shape_mismatch(KernelConfig{.block_t = 16, .block_h = 16, .num_warps = 4, .num_stages = 2, .target_ctas = 512}, shape).empty());
+  CHECK(shape_mismatch(KernelConfig{.block_t = 16, .block_h = 32, .num_warps = 4, .num_stages = 2, .target_ctas = 512}, shape) == "BLOCK_H 32 > 16 local heads");
   shape.attn_tp = 2;
-  CHECK(shape_mismatch(KernelConfig{16, 32, 4, 2, 512}, shape).empty());
-  CHECK_FALSE(shape_mismatch(KernelConfig{16, 64, 4, 2, 512}, shape).empty());
+  CHECK(shape_mismatch(KernelConfig{.block_t = 16, .block_h = 32, .num_warps = 4, .num_stages = 2, .target_ctas = 512}, shape).empty());
+  CHECK_FALSE(shape_mismatch(KernelConfig{.block_t = 16, .block_h = 64, .num_warps = 4, .num_stages = 2, .target_ctas = 512}, shape).empty());
 }
 
 TEST_CASE("the layout puts the ring, q and the tiles where the budget says") {

@@ -6,13 +6,14 @@ namespace tuner::smla_family {
 
 StaticBudget static_budget(const KernelConfig& config, KvFormat kv_format) {
   const int format = static_cast<int>(kv_format);
-  const smla::SmemLayout layout = smla::smem_layout(config.block_t, config.block_h,
-                                                    config.num_warps, config.num_stages, format);
+  const smla::SmemLayout layout =
+      smla::smem_layout(config.block_t, config.block_h, config.num_warps, config.num_stages, format,
+                        config.mma_path, config.producers);
   return StaticBudget{
       static_cast<int>(layout.total_bytes),
       smla::estimated_registers(config.block_t, config.block_h, config.num_warps, config.num_stages,
-                                format),
-      config.num_warps * 32,
+                                format, config.mma_path),
+      (config.num_warps + config.producers) * 32,
   };
 }
 

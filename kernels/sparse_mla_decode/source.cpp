@@ -31,7 +31,8 @@ CompileRequest split_program(const KernelConfig& config, KvFormat kv_format, int
   CompileRequest request;
   request.source_name = "sparse_mla_decode/program.cu";
   request.source_text =
-      "#include \"sparse_mla_decode/split.cuh\"\n#include \"sparse_mla_decode/combine.cuh\"\n";
+      "#include \"sparse_mla_decode/split_pipelined.cuh\"\n"
+      "#include \"sparse_mla_decode/combine.cuh\"\n";
   request.headers = template_headers();
   request.name_expressions = {split_kernel_name(config, kv_format), combine_kernel_name()};
   request.arch_sm = arch_sm;

@@ -9,7 +9,9 @@ const std::vector<Parameter>& parameter_space() {
       {"block_t", {16, 32, 64}, false},
       {"block_h", {16, 32, 64}, false},
       {"num_warps", {2, 4, 8}, false},
-      {"num_stages", {1, 2, 3, 4}, false},
+      {"num_stages", {1, 2, 3, 4, 6, 8}, false},
+      {"mma_path", {0, 1, 2}, false},
+      {"producers", {0, 1, 2}, false},
       {"target_ctas", {128, 256, 512, 1024}, true},
   };
   return space;
@@ -17,9 +19,23 @@ const std::vector<Parameter>& parameter_space() {
 
 KernelConfig default_config() { return KernelConfig{}; }
 
+namespace {
+int value_or(const Config& config, std::string_view name, int fallback) {
+  for (const auto& [key, value] : config.values) {
+    if (key == name) return value;
+  }
+  return fallback;
+}
+}  // namespace
+
 KernelConfig from_config(const Config& config) {
-  return KernelConfig{config.at("block_t"), config.at("block_h"), config.at("num_warps"),
-                      config.at("num_stages"), config.at("target_ctas")};
+  return KernelConfig{config.at("block_t"),
+                      config.at("block_h"),
+                      config.at("num_warps"),
+                      config.at("num_stages"),
+                      value_or(config, "mma_path", 0),
+                      value_or(config, "producers", 0),
+                      config.at("target_ctas")};
 }
 
 Config to_config(const KernelConfig& config) {
@@ -27,10 +43,18 @@ Config to_config(const KernelConfig& config) {
                  {"block_h", config.block_h},
                  {"num_warps", config.num_warps},
                  {"num_stages", config.num_stages},
+                 {"mma_path", config.mma_path},
+                 {"producers", config.producers},
                  {"target_ctas", config.target_ctas}}};
 }
 
 std::string split_kernel_name(const KernelConfig& config, KvFormat kv_format) {
+  if (config.mma_path != 0) {
+    return "sparse_mla_decode_split_pipelined<" + std::to_string(config.block_t) + ", " +
+           std::to_string(config.block_h) + ", " + std::to_string(config.num_warps) + ", " +
+           std::to_string(config.num_stages) + ", " + std::to_string(static_cast<int>(kv_format)) +
+           ", " + std::to_string(config.mma_path) + ", " + std::to_string(config.producers) + ">";
+  }
   return "sparse_mla_decode_split<" + std::to_string(config.block_t) + ", " +
          std::to_string(config.block_h) + ", " + std::to_string(config.num_warps) + ", " +
          std::to_string(config.num_stages) + ", " + std::to_string(static_cast<int>(kv_format)) +
@@ -39,7 +63,34 @@ std::string split_kernel_name(const KernelConfig& config, KvFormat kv_format) {
 
 std::string combine_kernel_name() { return "sparse_mla_decode_combine<128>"; }
 
+namespace {
+// Structural rules of the mma paths: what the kernels cannot do, and the ring depths the
+// shared-memory dequant path is not offered (BENCHMARKS.md: its deeper rings never won).
+std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
+  const std::string path = "mma_path " + std::to_string(config.mma_path);
+  if (config.mma_path == 0) {
+    if (config.producers > 0) return "producer warps need a pipelined path (mma_path 1 or 2)";
+    if (config.num_stages > 4) return "rings deeper than 4 stages only on the pipelined paths";
+    return {};
+  }
+  if (config.mma_path == 2 && kv_format == KvFormat::bf16) {
+    return "e4m3 MMA (mma_path 2) needs the fp8_ds_mla cache; bf16 KV runs bf16 MMA";
+  }
+  if (config.mma_path == 2 && config.block_t < 32) {
+    return "e4m3 MMA takes 32 tokens per k-step: BLOCK_T >= 32";
+  }
+  if (config.num_warps < 4) {
+    return path + " gives each warp at most one 128-dim scale group: NUM_WARPS >= 4";
+  }
+  if (config.num_stages < 2) return path + " overlaps copies with compute: NUM_STAGES >= 2";
+  return {};
+}
+}  // namespace
+
 std::string shape_mismatch(const KernelConfig& config, const Shape& shape) {
+  if (std::string reason = structure_mismatch(config, shape.kv_format); !reason.empty()) {
+    return reason;
+  }
   // Head groups are padded to the 16-row mma tile, so a CTA may be wider than the local heads only
   // up to that padding.
   const int widest_useful = std::max(16, (shape.n_local_heads() + 15) / 16 * 16);

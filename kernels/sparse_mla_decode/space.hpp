@@ -14,18 +14,22 @@ struct KernelConfig {
   int block_t = 16;  // tokens per tile
   int block_h = 16;  // heads per CTA
   int num_warps = 4;
-  int num_stages = 2;     // cp.async ring depth
+  int num_stages = 2;     // KV ring depth
+  int mma_path = 0;       // smla::MmaPath: 0 f16 via shared memory, 1 f16 in registers, 2 e4m3
+  int producers = 0;      // producer warps (bulk copies + mbarriers); 0: consumers copy
   int target_ctas = 512;  // launch-only: drives the split count
   bool operator==(const KernelConfig& other) const = default;
 };
 
-// BLOCK_T {16,32,64}, BLOCK_H {16,32,64}, NUM_WARPS {2,4,8}, NUM_STAGES {1,2,3,4},
-// TARGET_CTAS {128,256,512,1024} (launch-only).
+// BLOCK_T {16,32,64}, BLOCK_H {16,32,64}, NUM_WARPS {2,4,8}, NUM_STAGES {1,2,3,4,6,8},
+// MMA_PATH {0,1,2}, PRODUCERS {0,1,2}, TARGET_CTAS {128,256,512,1024} (launch-only).
 const std::vector<Parameter>& parameter_space();
 
-// The seeds' baseline: BLOCK_T 16, BLOCK_H 16, 4 warps, 2 stages, TARGET_CTAS 512.
+// The seeds' baseline: BLOCK_T 16, BLOCK_H 16, 4 warps, 2 stages, mma_path 0 (dequantize through
+// shared memory), no producer warps, TARGET_CTAS 512.
 KernelConfig default_config();
 
+// Configs stored before mma_path/producers existed read as 0/0: the kernel they measured.
 KernelConfig from_config(const Config& config);
 Config to_config(const KernelConfig& config);
 
@@ -33,7 +37,8 @@ Config to_config(const KernelConfig& config);
 std::string split_kernel_name(const KernelConfig& config, KvFormat kv_format);
 std::string combine_kernel_name();
 
-// Empty when the config can run this shape; otherwise why not ("BLOCK_H 32 > 16 local heads").
+// Empty when the config can run this shape; otherwise why not ("BLOCK_H 32 > 16 local heads", or a
+// structural rule of the chosen mma_path).
 std::string shape_mismatch(const KernelConfig& config, const Shape& shape);
 
 }  // namespace tuner::smla_family

@@ -14,6 +14,17 @@ namespace smla {
 
 enum KvFormat : int { kFp8DsMla = 0, kBf16 = 1 };
 
+// How the split kernel feeds the tensor cores (the `mma_path` parameter):
+//  kMmaSmemF16: the seeds' structure: fp8 tiles dequantized to f16 in shared memory, scores, P and
+//               softmax statistics through shared memory, five block barriers per tile.
+//  kMmaRegF16:  KV stays raw in shared memory; fragments are converted in registers (e4m3 -> f16,
+//               one cvt per pair) and fed to f16 MMA; bf16 caches run bf16 MMA. Softmax and P live
+//               in registers; one consumer barrier per tile (two without producer warps).
+//  kMmaFp8:     as kMmaRegF16, but q is quantized to e4m3 per (head, 128-group) and QK and P.V run
+//               as e4m3 m16n8k32 MMA; P is quantized per (head, tile) with the V group scale
+//               folded in. fp8_ds_mla caches only.
+enum MmaPath : int { kMmaSmemF16 = 0, kMmaRegF16 = 1, kMmaFp8 = 2 };
+
 constexpr int kHeadDim = 576;    // 512 latent + 64 rope
 constexpr int kLatentDim = 512;  // V = the first 512 dims of the K row
 constexpr int kRopeDim = 64;
@@ -62,11 +73,61 @@ struct SmemLayout {
   unsigned probs_row_stride;
   unsigned prob_copies;   // fp8: one per scale group; bf16: one
   unsigned stats_offset;  // [3][block_h] fp32: running max (log2 units), running sum, rescale
-  unsigned total_bytes;   // dynamic shared memory per block
+  // Pipelined paths (mma_path 1, 2) only:
+  unsigned q_scale_offset;     // kMmaFp8: [block_h][4] fp32 q scale per (head, group)
+  unsigned scores_row_stride;  // floats per score row (block_t + 8: conflict-free fragment I/O)
+  unsigned score_buffers;      // 2 with producer warps (consumers run a tile apart), else 1
+  unsigned barrier_offset;     // producers: [2][num_stages] mbarriers (full, then empty)
+  unsigned total_bytes;        // dynamic shared memory per block
 };
 
+// q rows on the pipelined paths: kMmaFp8 keeps 512 e4m3 + 64 bf16 rope (+16 B so that 8
+// consecutive rows start in different banks); kMmaRegF16 keeps 576 16-bit values.
+SMLA_HD constexpr unsigned pipelined_q_row_stride(int kv_format, int mma_path) {
+  return kv_format == kFp8DsMla && mma_path == kMmaFp8 ? 512u + 128u + 16u : kBf16RowStride;
+}
+// Byte offset of the bf16 rope part inside a pipelined q row.
+SMLA_HD constexpr unsigned pipelined_q_rope_offset(int kv_format, int mma_path) {
+  return kv_format == kFp8DsMla && mma_path == kMmaFp8 ? 512u : 1024u;
+}
+
+SMLA_HD constexpr SmemLayout pipelined_layout(int block_t, int block_h, int num_warps,
+                                              int num_stages, int kv_format, int mma_path,
+                                              int producers) {
+  SmemLayout layout{};
+  const bool fp8 = kv_format == kFp8DsMla;
+  unsigned offset = 0;
+  layout.q_offset = offset;
+  layout.q_row_stride = pipelined_q_row_stride(kv_format, mma_path);
+  offset = align_up(offset + unsigned(block_h) * layout.q_row_stride, 128);
+  layout.q_scale_offset = offset;
+  offset = align_up(offset + (mma_path == kMmaFp8 ? unsigned(block_h) * kNumGroups * 4u : 0u), 128);
+  layout.ring_offset = offset;
+  layout.ring_row_stride = fp8 ? unsigned(kv_row_bytes(kv_format)) : kBf16RowStride;
+  layout.ring_stage_bytes = unsigned(block_t) * layout.ring_row_stride;
+  offset = align_up(offset + unsigned(num_stages) * layout.ring_stage_bytes, 128);
+  layout.token_offset = offset;
+  offset = align_up(offset + unsigned(num_stages) * unsigned(block_t) * 4u, 128);
+  layout.scores_offset = offset;
+  layout.ksplit = unsigned(score_ksplit(block_t, block_h, num_warps));
+  layout.scores_row_stride = unsigned(block_t) + 8u;
+  layout.score_buffers = producers > 0 ? 2u : 1u;
+  offset = align_up(offset + layout.score_buffers * layout.ksplit * unsigned(block_h) *
+                                 layout.scores_row_stride * 4u,
+                    128);
+  layout.barrier_offset = offset;
+  offset = align_up(offset + (producers > 0 ? 2u * unsigned(num_stages) * 8u : 0u), 128);
+  layout.total_bytes = offset;
+  return layout;
+}
+
 SMLA_HD constexpr SmemLayout smem_layout(int block_t, int block_h, int num_warps, int num_stages,
-                                         int kv_format) {
+                                         int kv_format, int mma_path = kMmaSmemF16,
+                                         int producers = 0) {
+  if (mma_path != kMmaSmemF16) {
+    return pipelined_layout(block_t, block_h, num_warps, num_stages, kv_format, mma_path,
+                            producers);
+  }
   SmemLayout layout{};
   const bool fp8 = kv_format == kFp8DsMla;
   unsigned offset = 0;
@@ -108,9 +169,19 @@ SMLA_HD constexpr int token_id_registers(int block_t, int num_warps, int kv_form
   const int copies = block_t * (kv_row_bytes(kv_format) / 16);
   return (copies + num_warps * 32 - 1) / (num_warps * 32);
 }
+// Pipelined paths: the accumulator, the tile's scores of one m-tile held as P (block_t / 2), the
+// V scales of the lane's tokens (fp8: block_t / 4), e4m3 P.V's per-tile partial sums (one m-tile's
+// n-tiles) and a fixed part (calibrated like kRegisterOverhead).
+constexpr int kPipelinedOverhead = 64;
 SMLA_HD constexpr int estimated_registers(int block_t, int block_h, int num_warps, int num_stages,
-                                          int kv_format) {
+                                          int kv_format, int mma_path = kMmaSmemF16) {
   (void)num_stages;
+  if (mma_path != kMmaSmemF16) {
+    const int fp8_partials = mma_path == kMmaFp8 ? kLatentDim / num_warps / 2 : 0;
+    return accumulator_registers(block_h, num_warps) + block_t / 2 +
+           (kv_format == kFp8DsMla ? block_t / 4 : 0) + fp8_partials +
+           token_id_registers(block_t, num_warps, kv_format) + kPipelinedOverhead;
+  }
   return accumulator_registers(block_h, num_warps) +
          token_id_registers(block_t, num_warps, kv_format) + kRegisterOverhead;
 }

@@ -20,6 +20,9 @@
 #include "tuner/measure.hpp"
 #include "tuner/parallel.hpp"
 
+#include <cstdlib>
+#include <sstream>
+
 namespace po = boost::program_options;
 
 namespace tuner::cli {
@@ -30,12 +33,48 @@ using namespace smla_family;
 
 using Candidate = DecodeKernels;
 
-std::vector<Candidate> load_candidates(const Shape& shape, bool all, int arch_sm, int smem_optin) {
+// "--where mma_path=1|2,producers=0": each named parameter must take one of the listed values.
+bool selected(const Config& config, const std::string& where) {
+  std::size_t start = 0;
+  while (start < where.size()) {
+    const std::size_t end = std::min(where.find(',', start), where.size());
+    const std::string term = where.substr(start, end - start);
+    start = end + 1;
+    const std::size_t equals = term.find('=');
+    if (equals == std::string::npos) {
+      throw InputError("--where: '" + term + "' is not NAME=VALUE[|VALUE...]; e.g. mma_path=1|2");
+    }
+    const std::string name = term.substr(0, equals);
+    int actual = 0;
+    try {
+      actual = config.at(name);
+    } catch (const std::out_of_range&) {
+      throw InputError("--where: unknown parameter '" + name + "'; the parameters are " +
+                       describe(config));
+    }
+    bool any = false;
+    std::stringstream values(term.substr(equals + 1));
+    for (std::string value; std::getline(values, value, '|');) {
+      char* end = nullptr;
+      const long parsed = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0') {
+        throw InputError("--where " + name + ": '" + value + "' is not an integer");
+      }
+      any = any || parsed == actual;
+    }
+    if (!any) return false;
+  }
+  return true;
+}
+
+std::vector<Candidate> load_candidates(const Shape& shape, bool all, const std::string& where,
+                                       int arch_sm, int smem_optin) {
   std::vector<KernelConfig> keys;
-  if (all) {
+  if (all || !where.empty()) {
     for (const Config& config : cross_product(parameter_space())) {
       const KernelConfig typed = from_config(config);
       if (typed.target_ctas != default_config().target_ctas) continue;
+      if (!selected(config, where) && !(typed == default_config())) continue;
       if (!shape_mismatch(typed, shape).empty()) continue;
       if (static_budget(typed, shape.kv_format).smem_bytes_per_block > smem_optin) continue;
       keys.push_back(typed);
@@ -51,8 +90,8 @@ std::vector<Candidate> load_candidates(const Shape& shape, bool all, int arch_sm
   std::vector<Candidate> candidates;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     const DecodeKernels kernels = load_decode_kernels(*compiled[i], keys[i], shape.kv_format);
-    for (int target :
-         all ? std::vector<int>{128, 256, 512, 1024} : std::vector<int>{keys[i].target_ctas}) {
+    for (int target : all || !where.empty() ? std::vector<int>{128, 256, 512, 1024}
+                                            : std::vector<int>{keys[i].target_ctas}) {
       candidates.push_back(kernels);
       candidates.back().config.target_ctas = target;
     }
@@ -73,6 +112,8 @@ int run_bench(const Args& args) {
   std::string batches_text = "1,8,32,64,128";
   double kv_gib = 1.0;
   bool all = false;
+  std::string where;
+  int top = 1;
   MeasureOptions measure;
   po::options_description options("bench options");
   add_problem_options(options, problem_options);
@@ -80,6 +121,10 @@ int run_bench(const Args& args) {
                         "batch sizes")("kv-gib", po::value(&kv_gib)->default_value(kv_gib),
                                        "KV cache size in GiB (>= 1 keeps the L2 out)")(
       "all", po::bool_switch(&all), "time every config that fits the device, not only the default")(
+      "where", po::value(&where),
+      "time the configs whose parameters take these values (and the default), e.g. "
+      "'mma_path=1|2,producers=1'")("top", po::value(&top)->default_value(top),
+                                    "print the N fastest configs per batch")(
       "launches", po::value(&measure.launches_per_graph)->default_value(measure.launches_per_graph),
       "launches per CUDA graph, each with its own index set");
   if (!parse_or_help("bench", "[options]", options, args)) return 0;
@@ -99,7 +144,7 @@ int run_bench(const Args& args) {
   std::printf("device %s (sm_%d, %d SMs), device-to-device copy %.0f GB/s (read + write)\n",
               info.name.c_str(), info.arch_sm(), info.sm_count, copy_gbs);
   const UtilityKernels utility = load_utility_kernels(info.arch_sm());
-  const std::vector<Candidate> candidates = load_candidates(shape, all, info.arch_sm(), smem_optin);
+  const std::vector<Candidate> candidates = load_candidates(shape, all, where, info.arch_sm(), smem_optin);
   const long long num_tokens =
       static_cast<long long>(kv_gib * (1LL << 30)) / kv_row_bytes(shape.kv_format) + 1;
   std::printf(
@@ -154,7 +199,11 @@ int run_bench(const Args& args) {
     for (const Measured& m : measured) {
       if (m.config == default_config()) print(m, "(default)");
     }
-    if (!measured.empty() && all) print(measured.front(), "(fastest)");
+    if (all || !where.empty()) {
+      for (std::size_t i = 0; i < measured.size() && i < static_cast<std::size_t>(top); ++i) {
+        print(measured[i], i == 0 ? "(fastest)" : "");
+      }
+    }
     std::fflush(stdout);
   }
   return failures == 0 ? 0 : 1;

@@ -1,0 +1,99 @@
+#pragma once
+// mbarriers, bulk (TMA 1-D) copies, named barriers and the fp8 instructions of the pipelined
+// kernels. All exist on sm_90 and sm_120 without an arch-specific ("a") target, so one source
+// serves both (hardware.md: m16n8k32 e4m3 MMA is native on sm_120, emulated by ptxas on sm_90).
+#include "common/ptx.cuh"
+
+namespace ptx {
+
+__device__ __forceinline__ void mbarrier_init(unsigned long long* barrier, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(barrier)),
+               "r"(count)
+               : "memory");
+}
+
+// Makes the initialised barriers visible to the async proxy (bulk copies complete on them).
+__device__ __forceinline__ void mbarrier_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// Release-arrive: this thread's earlier shared-memory writes are visible to the phase's waiters.
+__device__ __forceinline__ void mbarrier_arrive(unsigned long long* barrier) {
+  asm volatile(
+      "{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(
+          smem_address(barrier))
+      : "memory");
+}
+
+// Arrive and announce `bytes` of bulk copies that will complete on this barrier's phase.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned long long* barrier,
+                                                          unsigned bytes) {
+  asm volatile(
+      "{\n.reg .b64 state;\nmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(
+          smem_address(barrier)),
+      "r"(bytes)
+      : "memory");
+}
+
+// Spins until the phase with this parity has completed (acquire).
+__device__ __forceinline__ void mbarrier_wait(unsigned long long* barrier, unsigned parity) {
+  const unsigned address = smem_address(barrier);
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred ready;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 ready, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, ready;\n}\n"
+        : "=r"(done)
+        : "r"(address), "r"(parity)
+        : "memory");
+  } while (done == 0);
+}
+
+// One bulk copy global -> shared (16-byte aligned addresses, size a multiple of 16) that completes
+// its bytes on `barrier`.
+__device__ __forceinline__ void bulk_copy_to_shared(void* shared_dst, const void* global_src,
+                                                    unsigned bytes,
+                                                    unsigned long long* barrier) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
+          "r"(smem_address(shared_dst)),
+      "l"(global_src), "r"(bytes), "r"(smem_address(barrier))
+      : "memory");
+}
+
+// Barrier over a subset of the block's warps (the consumer warps): id 0 is __syncthreads'.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// D = A(16x32 e4m3, row) * B(32x8 e4m3, col) + D, fp32 accumulate.
+__device__ __forceinline__ void mma_e4m3_16832(float (&acc)[4], const unsigned (&a)[4], unsigned b0,
+                                               unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Four floats -> four e4m3 bytes (v0 in the lowest byte), round to nearest, saturating.
+__device__ __forceinline__ unsigned pack_e4m3x4(float v0, float v1, float v2, float v3) {
+  unsigned packed;
+  asm("{\n.reg .b16 lo, hi;\n"
+      "cvt.rn.satfinite.e4m3x2.f32 lo, %2, %1;\n"
+      "cvt.rn.satfinite.e4m3x2.f32 hi, %4, %3;\n"
+      "mov.b32 %0, {lo, hi};\n}\n"
+      : "=r"(packed)
+      : "f"(v0), "f"(v1), "f"(v2), "f"(v3));
+  return packed;
+}
+
+// Byte permute: result byte i = byte selector[4i+3:4i] of {b, a} (a: bytes 0-3, b: 4-7).
+__device__ __forceinline__ unsigned byte_perm(unsigned a, unsigned b, unsigned selector) {
+  unsigned result;
+  asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(result) : "r"(a), "r"(b), "r"(selector));
+  return result;
+}
+
+}  // namespace ptx

@@ -1,0 +1,174 @@
+#pragma once
+// The pipelined split kernel's softmax and P.V (mma_path 1 and 2). Every consumer warp reads the
+// whole tile's scores and runs the same online softmax on the same values, so each warp holds
+// identical running max/sum registers and builds P directly as MMA A fragments: no statistics or
+// probabilities go back through shared memory and no barrier separates softmax from P.V. A warp
+// owns 512 / NUM_WARPS output dims, which with NUM_WARPS >= 4 lie in one 128-dim scale group, so
+// the V scale of a token is one factor folded into P.
+//
+// A lane (g = lane / 4, c = lane % 4) holds, per 16-token block kb of the tile, the scores of
+// tokens kb*16 + {2c, 2c+1, 2c+8, 2c+9} of rows g and g+8: the A fragment of an m16n8k16 MMA,
+// and, for two consecutive blocks, of an e4m3 m16n8k32 MMA whose B fragment takes those tokens in
+// the same order (see v_fragments).
+#include "sparse_mla_decode/pipelined_qk.cuh"
+
+namespace smla_pipe {
+
+template <int BLOCK_H, int NUM_WARPS>
+struct Accumulator {
+  static constexpr int kMTiles = BLOCK_H / smla::kMmaM;
+  static constexpr int kNTiles = smla::kLatentDim / NUM_WARPS / smla::kMmaN;
+  float value[kMTiles][kNTiles][4];
+  float row_max[kMTiles][2];  // log2 units, identical in every consumer warp
+  float row_sum[kMTiles][2];  // this lane's partial sum; the quad adds them at the end
+};
+
+// fp8 V fragments for two n-tiles from an ldmatrix.trans pair (tokens t..t+7 and t+8..t+15 of one
+// 16-byte dim chunk): lane (g, c) gets bytes [tok 2c: dim 2g, 2g+1][tok 2c+1: dim 2g, 2g+1] from
+// each; the byte permutes give the 4 tokens of dim 2g ("even") and of dim 2g+1 ("odd").
+__device__ __forceinline__ unsigned even_dims(unsigned first, unsigned second) {
+  return ptx::byte_perm(first, second, 0x6420u);
+}
+__device__ __forceinline__ unsigned odd_dims(unsigned first, unsigned second) {
+  return ptx::byte_perm(first, second, 0x7531u);
+}
+
+// acc[n] += P . V over one 16-token block (f16 or bf16 MMA).
+template <int KV_FORMAT, int NUM_WARPS, int N_TILES>
+__device__ __forceinline__ void pv_block_16bit(float (&acc)[N_TILES][4], const unsigned (&a)[4],
+                                               const unsigned char* block_rows, int row_stride,
+                                               int first_dim) {
+  const int lane = threadIdx.x % 32;
+  if (KV_FORMAT == smla::kFp8DsMla) {
+    // Matrices: (tokens 0-7, chunk j) (8-15, j) (0-7, j+1) (8-15, j+1); n-tiles 2j, 2j+1 hold the
+    // even and odd dims of chunk j.
+    const unsigned char* v_row = block_rows + ((lane / 8) % 2 * 8 + lane % 8) * row_stride +
+                                 first_dim + (lane / 16) * 16;
+#pragma unroll
+    for (int n = 0; n < N_TILES; n += 4) {
+      unsigned r[4];
+      ptx::ldmatrix_x4_trans(r, v_row + n * 8);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        unsigned b0;
+        unsigned b1;
+        ptx::e4m3x4_to_f16x4(even_dims(r[half * 2], r[half * 2 + 1]), b0, b1);
+        ptx::mma_f16_16816(acc[n + half * 2], a, b0, b1);
+        ptx::e4m3x4_to_f16x4(odd_dims(r[half * 2], r[half * 2 + 1]), b0, b1);
+        ptx::mma_f16_16816(acc[n + half * 2 + 1], a, b0, b1);
+      }
+    }
+  } else {
+    const unsigned char* v_row =
+        block_rows + (lane % 16) * row_stride + first_dim * 2 + (lane / 16) * 16;
+#pragma unroll
+    for (int n = 0; n < N_TILES; n += 2) {
+      unsigned b[4];
+      ptx::ldmatrix_x4_trans(b, v_row + n * 16);
+      ptx::mma_bf16_16816(acc[n], a, b[0], b[1]);
+      ptx::mma_bf16_16816(acc[n + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+// acc[n] += P8 . V8 over one 32-token block (e4m3 MMA). Matrices: tokens 0-7, 8-15, 16-23, 24-31
+// of chunk j; n-tiles 2j, 2j+1 hold its even and odd dims.
+template <int N_TILES>
+__device__ __forceinline__ void pv_block_fp8(float (&acc)[N_TILES][4], const unsigned (&a)[4],
+                                             const unsigned char* block_rows, int row_stride,
+                                             int first_dim) {
+  const int lane = threadIdx.x % 32;
+  const unsigned char* v_row = block_rows + lane * row_stride + first_dim;
+#pragma unroll
+  for (int n = 0; n < N_TILES; n += 2) {
+    unsigned r[4];
+    ptx::ldmatrix_x4_trans(r, v_row + n * 8);
+    ptx::mma_e4m3_16832(acc[n], a, even_dims(r[0], r[1]), even_dims(r[2], r[3]));
+    ptx::mma_e4m3_16832(acc[n + 1], a, odd_dims(r[0], r[1]), odd_dims(r[2], r[3]));
+  }
+}
+
+// The tile's scores for this lane's fragment positions (slabs summed), rows g and g+8.
+template <int BLOCK_T, int BLOCK_H, int KSPLIT>
+__device__ __forceinline__ void load_scores(const smla::SmemLayout& layout, const float* scores,
+                                            int m_tile, float (&s)[BLOCK_T / 16][2][4]) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int kb = 0; kb < BLOCK_T / 16; ++kb) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = m_tile * 16 + lane / 4 + half * 8;
+      const int col = kb * 16 + (lane % 4) * 2;
+      float v[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int slice = 0; slice < KSPLIT; ++slice) {
+        const float* line = scores + (slice * BLOCK_H + row) * layout.scores_row_stride + col;
+        const float2 lo = *reinterpret_cast<const float2*>(line);
+        const float2 hi = *reinterpret_cast<const float2*>(line + 8);
+        v[0] += lo.x;
+        v[1] += lo.y;
+        v[2] += hi.x;
+        v[3] += hi.y;
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) s[kb][half][j] = v[j];
+    }
+  }
+}
+
+__device__ __forceinline__ float quad_max(float value) {
+  value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, 1));
+  return fmaxf(value, __shfl_xor_sync(0xffffffffu, value, 2));
+}
+
+// Online softmax of one m-tile: s becomes P (in [0, 1]); returns the factor for each row half by
+// which the accumulator must be rescaled.
+template <int KB>
+__device__ __forceinline__ void softmax_rows(float (&s)[KB][2][4], float (&row_max)[2],
+                                             float (&row_sum)[2], float (&alpha)[2]) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float tile_max = ptx::neg_inf();
+#pragma unroll
+    for (int kb = 0; kb < KB; ++kb) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) tile_max = fmaxf(tile_max, s[kb][half][j]);
+    }
+    const float new_max = fmaxf(row_max[half], quad_max(tile_max));
+    const bool nothing_valid = new_max == ptx::neg_inf();
+    alpha[half] = nothing_valid ? 1.f : exp2f(row_max[half] - new_max);
+    float sum = 0.f;
+#pragma unroll
+    for (int kb = 0; kb < KB; ++kb) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const float prob = nothing_valid ? 0.f : exp2f(s[kb][half][j] - new_max);
+        s[kb][half][j] = prob;
+        sum += prob;
+      }
+    }
+    row_sum[half] = row_sum[half] * alpha[half] + sum;
+    row_max[half] = new_max;
+  }
+}
+
+// The V scale of each of this lane's tokens for the warp's scale group (1 for bf16 caches).
+template <int BLOCK_T, int KV_FORMAT>
+__device__ __forceinline__ void load_v_scales(const smla::SmemLayout& layout,
+                                              const unsigned char* ring, int group,
+                                              float (&v_scale)[BLOCK_T / 16][4]) {
+  const int c = threadIdx.x % 4;
+#pragma unroll
+  for (int kb = 0; kb < BLOCK_T / 16; ++kb) {
+    const int tokens[4] = {kb * 16 + 2 * c, kb * 16 + 2 * c + 1, kb * 16 + 2 * c + 8,
+                           kb * 16 + 2 * c + 9};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      v_scale[kb][j] = KV_FORMAT == smla::kFp8DsMla
+                           ? group_scale(ring + tokens[j] * layout.ring_row_stride, group)
+                           : 1.f;
+    }
+  }
+}
+
+}  // namespace smla_pipe

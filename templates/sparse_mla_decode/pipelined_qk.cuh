@@ -1,0 +1,234 @@
+#pragma once
+// The pipelined split kernel's q preparation and scores (QK) for mma_path 1 and 2. KV rows stay as
+// they arrived in the ring; tensor-core fragments are made in registers:
+//  - fp8 KV, f16 path: ldmatrix hands each lane 4 consecutive e4m3 bytes of one token, which two
+//    cvts turn into the B fragment of an m16n8k16 MMA if the k order inside each 16-dim chunk is
+//    (0,1,4,5,8,9,12,13, 2,3,6,7,10,11,14,15); q is stored in that order once per CTA.
+//  - fp8 KV, fp8 path: the same ldmatrix bytes are exactly the e4m3 m16n8k32 B fragment; q is
+//    quantized to e4m3 per (head, 128-group) with an fp32 scale.
+//  - rope (bf16 in both caches) and bf16 caches use bf16 MMA in the natural order.
+#include "common/async.cuh"
+#include "sparse_mla_decode/layout.h"
+#include "sparse_mla_decode/params.h"
+
+namespace smla_pipe {
+
+__device__ __forceinline__ unsigned bf16x2_to_f16x2(unsigned bf16x2) {
+  const float lo = fminf(fmaxf(__uint_as_float(bf16x2 << 16), -65504.f), 65504.f);
+  const float hi = fminf(fmaxf(__uint_as_float(bf16x2 & 0xffff0000u), -65504.f), 65504.f);
+  return ptx::pack_f16x2(lo, hi);
+}
+
+__device__ __forceinline__ const uint4* q_source(const smla::SplitParams& p, int batch_item,
+                                                 int head) {
+  const long long row = static_cast<long long>(batch_item) * p.n_local_heads + head;
+  return reinterpret_cast<const uint4*>(p.q + row * smla::kHeadDim);
+}
+
+// q rows as 16-bit values: bf16 caches keep bf16; fp8 caches get f16 latent dims in the permuted
+// order described above and bf16 rope. Rows past n_local_heads are zero.
+template <int BLOCK_H, int NUM_THREADS, int KV_FORMAT>
+__device__ __forceinline__ void prepare_q_16bit(const smla::SplitParams& p,
+                                                const smla::SmemLayout& layout, unsigned char* smem,
+                                                int batch_item, int first_head) {
+  constexpr int kUnits = smla::kHeadDim * 2 / 32;  // 32-byte units: 16 dims each
+  constexpr int kLatentUnits = smla::kLatentDim / 16;
+  for (int i = threadIdx.x; i < BLOCK_H * kUnits; i += NUM_THREADS) {
+    const int row = i / kUnits;
+    const int unit = i % kUnits;
+    const bool valid = first_head + row < p.n_local_heads;
+    uint4 lo = make_uint4(0, 0, 0, 0);
+    uint4 hi = lo;
+    if (valid) {
+      const uint4* src = q_source(p, batch_item, first_head + row);
+      lo = src[unit * 2];
+      hi = src[unit * 2 + 1];
+    }
+    if (KV_FORMAT == smla::kFp8DsMla && unit < kLatentUnits) {
+      // Words hold dim pairs (0,1) (2,3) ... (14,15); the permuted order takes pairs 0,2,4,6
+      // then 1,3,5,7.
+      const uint4 first = make_uint4(bf16x2_to_f16x2(lo.x), bf16x2_to_f16x2(lo.z),
+                                     bf16x2_to_f16x2(hi.x), bf16x2_to_f16x2(hi.z));
+      const uint4 second = make_uint4(bf16x2_to_f16x2(lo.y), bf16x2_to_f16x2(lo.w),
+                                      bf16x2_to_f16x2(hi.y), bf16x2_to_f16x2(hi.w));
+      lo = first;
+      hi = second;
+    }
+    uint4* dst = reinterpret_cast<uint4*>(smem + layout.q_offset + row * layout.q_row_stride +
+                                          unit * 32);
+    dst[0] = lo;
+    dst[1] = hi;
+  }
+}
+
+// q rows as e4m3 (one warp per (head, group): amax, scale = amax / 448) + bf16 rope.
+template <int BLOCK_H, int NUM_THREADS>
+__device__ __forceinline__ void prepare_q_fp8(const smla::SplitParams& p,
+                                              const smla::SmemLayout& layout, unsigned char* smem,
+                                              int batch_item, int first_head) {
+  constexpr int kWarps = NUM_THREADS / 32;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  float* q_scale = reinterpret_cast<float*>(smem + layout.q_scale_offset);
+  for (int item = warp; item < BLOCK_H * smla::kNumGroups; item += kWarps) {
+    const int row = item / smla::kNumGroups;
+    const int group = item % smla::kNumGroups;
+    float v[4] = {0.f, 0.f, 0.f, 0.f};
+    if (first_head + row < p.n_local_heads) {
+      const uint2 bits = reinterpret_cast<const uint2*>(q_source(p, batch_item, first_head + row))
+          [(group * smla::kGroupDim + lane * 4) / 4];
+      v[0] = __uint_as_float(bits.x << 16);
+      v[1] = __uint_as_float(bits.x & 0xffff0000u);
+      v[2] = __uint_as_float(bits.y << 16);
+      v[3] = __uint_as_float(bits.y & 0xffff0000u);
+    }
+    const float amax =
+        ptx::warp_max(fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
+    const float inv = amax > 0.f ? 448.f / amax : 0.f;
+    *reinterpret_cast<unsigned*>(smem + layout.q_offset + row * layout.q_row_stride +
+                                 group * smla::kGroupDim + lane * 4) =
+        ptx::pack_e4m3x4(v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv);
+    if (lane == 0) q_scale[row * smla::kNumGroups + group] = amax / 448.f;
+  }
+  constexpr int kRopeUnits = smla::kRopeDim * 2 / 16;
+  for (int i = threadIdx.x; i < BLOCK_H * kRopeUnits; i += NUM_THREADS) {
+    const int row = i / kRopeUnits;
+    const int unit = i % kRopeUnits;
+    uint4 value = make_uint4(0, 0, 0, 0);
+    if (first_head + row < p.n_local_heads) {
+      value = q_source(p, batch_item, first_head + row)[smla::kLatentDim * 2 / 16 + unit];
+    }
+    *reinterpret_cast<uint4*>(smem + layout.q_offset + row * layout.q_row_stride +
+                              smla::pipelined_q_rope_offset(smla::kFp8DsMla, smla::kMmaFp8) +
+                              unit * 16) = value;
+  }
+}
+
+__device__ __forceinline__ float group_scale(const unsigned char* ring_row, int group) {
+  return reinterpret_cast<const float*>(ring_row + smla::kFp8ScaleOffset)[group];
+}
+
+// One 64-dim latent segment of q . K for one (m-tile, n-tile), unscaled.
+template <int KV_FORMAT, int MMA>
+__device__ __forceinline__ void latent_segment(float (&acc)[4], const unsigned char* a_row,
+                                               const unsigned char* b_row, int segment) {
+  if (KV_FORMAT == smla::kFp8DsMla) {
+    unsigned b[4];
+    ptx::ldmatrix_x4(b, b_row + segment * 64);  // 4 x (8 tokens x 16 e4m3 dims)
+    if (MMA == smla::kMmaFp8) {
+#pragma unroll
+      for (int step = 0; step < 2; ++step) {
+        unsigned a[4];
+        ptx::ldmatrix_x4(a, a_row + segment * 64 + step * 32);
+        ptx::mma_e4m3_16832(acc, a, b[step * 2], b[step * 2 + 1]);
+      }
+    } else {
+#pragma unroll
+      for (int chunk = 0; chunk < 4; ++chunk) {
+        unsigned a[4];
+        ptx::ldmatrix_x4(a, a_row + (segment * 4 + chunk) * 32);
+        unsigned b0;
+        unsigned b1;
+        ptx::e4m3x4_to_f16x4(b[chunk], b0, b1);
+        ptx::mma_f16_16816(acc, a, b0, b1);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int pair = 0; pair < 2; ++pair) {
+      const int k_step = segment * 4 + pair * 2;
+      unsigned b[4];
+      ptx::ldmatrix_x4(b, b_row + k_step * 32);
+      unsigned a0[4];
+      ptx::ldmatrix_x4(a0, a_row + k_step * 32);
+      ptx::mma_bf16_16816(acc, a0, b[0], b[1]);
+      unsigned a1[4];
+      ptx::ldmatrix_x4(a1, a_row + (k_step + 1) * 32);
+      ptx::mma_bf16_16816(acc, a1, b[2], b[3]);
+    }
+  }
+}
+
+// The 64 rope dims (bf16 in both caches): four bf16 k16 steps.
+__device__ __forceinline__ void rope_segment(float (&acc)[4], const unsigned char* a_rope,
+                                             const unsigned char* b_rope) {
+#pragma unroll
+  for (int pair = 0; pair < 2; ++pair) {
+    unsigned b[4];
+    ptx::ldmatrix_x4(b, b_rope + pair * 64);
+    unsigned a0[4];
+    ptx::ldmatrix_x4(a0, a_rope + pair * 64);
+    ptx::mma_bf16_16816(acc, a0, b[0], b[1]);
+    unsigned a1[4];
+    ptx::ldmatrix_x4(a1, a_rope + pair * 64 + 32);
+    ptx::mma_bf16_16816(acc, a1, b[2], b[3]);
+  }
+}
+
+// Scores S[h][t] * scale_log2 (-inf for invalid tokens) into the score buffer, one slab per
+// segment slice; warps take (m-tile, n-tile, slice) items round-robin.
+template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int KV_FORMAT, int MMA>
+__device__ __forceinline__ void compute_scores(const smla::SmemLayout& layout,
+                                               const unsigned char* smem, const unsigned char* ring,
+                                               const int* tokens, float* scores, float scale_log2) {
+  constexpr int kMTiles = BLOCK_H / smla::kMmaM;
+  constexpr int kNTiles = BLOCK_T / smla::kMmaN;
+  constexpr int kKSplit = smla::score_ksplit(BLOCK_T, BLOCK_H, NUM_WARPS);
+  constexpr bool kFp8 = KV_FORMAT == smla::kFp8DsMla;
+  constexpr unsigned kRope = smla::pipelined_q_rope_offset(KV_FORMAT, MMA);
+  constexpr unsigned kKRope = kFp8 ? smla::kFp8RopeOffset : smla::kLatentDim * 2;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const float* q_scale = reinterpret_cast<const float*>(smem + layout.q_scale_offset);
+  for (int item = warp; item < kMTiles * kNTiles * kKSplit; item += NUM_WARPS) {
+    const int m_tile = item % kMTiles;
+    const int n_tile = (item / kMTiles) % kNTiles;
+    const int slice = item / (kMTiles * kNTiles);
+    const unsigned char* q_rows = smem + layout.q_offset + m_tile * 16 * layout.q_row_stride;
+    const unsigned char* a_row = q_rows + (lane % 16) * layout.q_row_stride + (lane / 16) * 16;
+    const unsigned char* b_row =
+        ring + (n_tile * 8 + lane % 8) * layout.ring_row_stride + (lane / 8) * 16;
+    const int row = m_tile * 16 + lane / 4;
+    const int col = n_tile * 8 + (lane % 4) * 2;
+    float total[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int segment = slice; segment < smla::kScoreSegments; segment += kKSplit) {
+      float acc[4] = {0.f, 0.f, 0.f, 0.f};
+      if (segment == smla::kScoreSegments - 1) {
+        rope_segment(acc, a_row + kRope, b_row + kKRope);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) total[j] += acc[j];
+        continue;
+      }
+      latent_segment<KV_FORMAT, MMA>(acc, a_row, b_row, segment);
+      if (kFp8) {
+        const int group = segment / 2;
+        const float k0 = group_scale(ring + col * layout.ring_row_stride, group);
+        const float k1 = group_scale(ring + (col + 1) * layout.ring_row_stride, group);
+        float q_lo = 1.f;
+        float q_hi = 1.f;
+        if (MMA == smla::kMmaFp8) {
+          q_lo = q_scale[row * smla::kNumGroups + group];
+          q_hi = q_scale[(row + 8) * smla::kNumGroups + group];
+        }
+        total[0] += acc[0] * (k0 * q_lo);
+        total[1] += acc[1] * (k1 * q_lo);
+        total[2] += acc[2] * (k0 * q_hi);
+        total[3] += acc[3] * (k1 * q_hi);
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) total[j] += acc[j];
+      }
+    }
+    const bool valid0 = tokens[col] >= 0;
+    const bool valid1 = tokens[col + 1] >= 0;
+    float* slab = scores + (slice * BLOCK_H + row) * layout.scores_row_stride + col;
+    *reinterpret_cast<float2*>(slab) =
+        make_float2(valid0 ? total[0] * scale_log2 : ptx::neg_inf(),
+                    valid1 ? total[1] * scale_log2 : ptx::neg_inf());
+    *reinterpret_cast<float2*>(slab + 8 * layout.scores_row_stride) =
+        make_float2(valid0 ? total[2] * scale_log2 : ptx::neg_inf(),
+                    valid1 ? total[3] * scale_log2 : ptx::neg_inf());
+  }
+}
+
+}  // namespace smla_pipe

@@ -1,0 +1,328 @@
+#pragma once
+// Split-K sparse MLA decode, pipelined structure (mma_path 1: f16/bf16 MMA on fragments converted
+// in registers; mma_path 2: e4m3 MMA). One CTA per (split, head group, batch item) as in split.cuh;
+// NUM_WARPS consumer warps compute, PRODUCERS extra warps (0, 1, 2) gather KV rows into a
+// NUM_STAGES-deep ring with one bulk copy per row and hand stages over through mbarriers (full /
+// empty per stage), so consumers never wait on a block-wide barrier in the token loop: one
+// consumer-only barrier per tile publishes the scores. Without producer warps the consumers issue
+// 16-byte cp.async copies themselves (two block barriers per tile).
+#include "sparse_mla_decode/pipelined_pv.cuh"
+#include "sparse_mla_decode/split.cuh"
+
+namespace smla_pipe {
+
+// Softmax + P.V of one tile for every m-tile of this warp (dims [first_dim, first_dim + 512/W)).
+template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int KV_FORMAT, int MMA>
+__device__ __forceinline__ void softmax_pv(const smla::SmemLayout& layout, const float* scores,
+                                           const unsigned char* ring,
+                                           Accumulator<BLOCK_H, NUM_WARPS>& acc) {
+  using Acc = Accumulator<BLOCK_H, NUM_WARPS>;
+  constexpr int kKB = BLOCK_T / 16;
+  constexpr int kKSplit = smla::score_ksplit(BLOCK_T, BLOCK_H, NUM_WARPS);
+  const int first_dim = (threadIdx.x / 32) * (smla::kLatentDim / NUM_WARPS);
+  float v_scale[kKB][4];
+  load_v_scales<BLOCK_T, KV_FORMAT>(layout, ring, first_dim / smla::kGroupDim, v_scale);
+#pragma unroll
+  for (int m = 0; m < Acc::kMTiles; ++m) {
+    float s[kKB][2][4];
+    load_scores<BLOCK_T, BLOCK_H, kKSplit>(layout, scores, m, s);
+    float alpha[2];
+    softmax_rows<kKB>(s, acc.row_max[m], acc.row_sum[m], alpha);
+#pragma unroll
+    for (int kb = 0; kb < kKB; ++kb) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) s[kb][half][j] *= v_scale[kb][j];
+      }
+    }
+    if (MMA == smla::kMmaFp8) {
+      // P8 = e4m3(P * 448 / rowmax): one fp32 factor per row half and tile.
+      float p_scale[2];
+      float p_inv[2];
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        float amax = 0.f;
+#pragma unroll
+        for (int kb = 0; kb < kKB; ++kb) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) amax = fmaxf(amax, s[kb][half][j]);
+        }
+        amax = quad_max(amax);
+        p_scale[half] = amax / 448.f;
+        p_inv[half] = amax > 0.f ? 448.f / amax : 0.f;
+      }
+      float part[Acc::kNTiles][4];
+#pragma unroll
+      for (int n = 0; n < Acc::kNTiles; ++n) part[n][0] = part[n][1] = part[n][2] = part[n][3] = 0.f;
+#pragma unroll
+      for (int kb = 0; kb < kKB; kb += 2) {
+        unsigned a[4];
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const float(&v)[4] = s[kb + r / 2][r % 2];
+          const float inv = p_inv[r % 2];
+          a[r] = ptx::pack_e4m3x4(v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv);
+        }
+        pv_block_fp8<Acc::kNTiles>(part, a, ring + kb * 16 * layout.ring_row_stride,
+                                   layout.ring_row_stride, first_dim);
+      }
+#pragma unroll
+      for (int n = 0; n < Acc::kNTiles; ++n) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          acc.value[m][n][j] = acc.value[m][n][j] * alpha[j / 2] + part[n][j] * p_scale[j / 2];
+        }
+      }
+    } else {
+#pragma unroll
+      for (int n = 0; n < Acc::kNTiles; ++n) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc.value[m][n][j] *= alpha[j / 2];
+      }
+#pragma unroll
+      for (int kb = 0; kb < kKB; ++kb) {
+        const bool f16 = KV_FORMAT == smla::kFp8DsMla;
+        const unsigned a[4] = {
+            f16 ? ptx::pack_f16x2(s[kb][0][0], s[kb][0][1]) : ptx::pack_bf16x2(s[kb][0][0], s[kb][0][1]),
+            f16 ? ptx::pack_f16x2(s[kb][1][0], s[kb][1][1]) : ptx::pack_bf16x2(s[kb][1][0], s[kb][1][1]),
+            f16 ? ptx::pack_f16x2(s[kb][0][2], s[kb][0][3]) : ptx::pack_bf16x2(s[kb][0][2], s[kb][0][3]),
+            f16 ? ptx::pack_f16x2(s[kb][1][2], s[kb][1][3]) : ptx::pack_bf16x2(s[kb][1][2], s[kb][1][3])};
+        pv_block_16bit<KV_FORMAT, NUM_WARPS, Acc::kNTiles>(
+            acc.value[m], a, ring + kb * 16 * layout.ring_row_stride, layout.ring_row_stride,
+            first_dim);
+      }
+    }
+  }
+}
+
+// Output dims of accumulator element j (0..3 -> rows g, g, g+8, g+8) of n-tile n: fp8 caches
+// interleave even/odd dims per 16-dim chunk (see pv_block_16bit), bf16 caches are natural.
+template <int KV_FORMAT>
+__device__ __forceinline__ int output_dim(int first_dim, int n, int j) {
+  const int c = threadIdx.x % 4;
+  if (KV_FORMAT == smla::kFp8DsMla) return first_dim + (n / 2) * 16 + 4 * c + 2 * (j % 2) + n % 2;
+  return first_dim + n * 8 + 2 * c + j % 2;
+}
+
+template <int BLOCK_H, int NUM_WARPS, int KV_FORMAT>
+__device__ __forceinline__ void write_output(const smla::SplitParams& p,
+                                             Accumulator<BLOCK_H, NUM_WARPS>& acc, int batch_item,
+                                             int first_head, int split) {
+  using Acc = Accumulator<BLOCK_H, NUM_WARPS>;
+  const int lane = threadIdx.x % 32;
+  const int first_dim = (threadIdx.x / 32) * (smla::kLatentDim / NUM_WARPS);
+  const bool single_split = p.num_splits == 1;
+#pragma unroll
+  for (int m = 0; m < Acc::kMTiles; ++m) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float sum = acc.row_sum[m][half];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const int head = first_head + m * 16 + lane / 4 + half * 8;
+      if (head >= p.n_local_heads) continue;
+      const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
+      const long long bh = static_cast<long long>(batch_item) * p.n_local_heads + head;
+#pragma unroll
+      for (int n = 0; n < Acc::kNTiles; ++n) {
+#pragma unroll
+        for (int j = half * 2; j < half * 2 + 2; ++j) {
+          const int dim = output_dim<KV_FORMAT>(first_dim, n, j);
+          const float value = acc.value[m][n][j] * inv_sum;
+          if (single_split) {
+            p.out[bh * smla::kLatentDim + dim] =
+                static_cast<unsigned short>(ptx::pack_bf16x2(value, 0.f) & 0xffffu);
+          } else {
+            p.partial_out[(bh * p.num_splits + split) * smla::kLatentDim + dim] = value;
+          }
+        }
+      }
+      if (threadIdx.x < 32 && lane % 4 == 0) {
+        const float lse = sum > 0.f ? (acc.row_max[m][half] + log2f(sum)) * 0.69314718055994531f
+                                    : ptx::neg_inf();
+        if (single_split) {
+          p.lse[bh] = lse;
+        } else {
+          p.partial_lse[bh * p.num_splits + split] = lse;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace smla_pipe
+
+namespace smla_pipe {
+
+struct SplitRange {
+  int first_pos;
+  int end_pos;
+  int num_tiles;
+  const int* index_row;
+};
+
+// Producer warps: per tile, wait until the consumers released the stage, publish the token ids
+// (zero rows for invalid ones, so no stale bytes reach a P.V of weight 0), announce the bytes and
+// issue one bulk copy per valid row.
+template <int BLOCK_T, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int PRODUCERS>
+__device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::SmemLayout& layout,
+                                        unsigned char* smem, const SplitRange& range) {
+  constexpr int kThreads = (PRODUCERS > 0 ? PRODUCERS : 1) * 32;
+  constexpr int kRowsPerThread = (BLOCK_T + kThreads - 1) / kThreads;
+  constexpr unsigned kRowBytes = smla::kv_row_bytes(KV_FORMAT);
+  const int thread = static_cast<int>(threadIdx.x) - NUM_WARPS * 32;
+  auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);
+  unsigned long long* empty = full + NUM_STAGES;
+  int next[kRowsPerThread];
+  auto fetch = [&](int tile) {
+#pragma unroll
+    for (int k = 0; k < kRowsPerThread; ++k) {
+      const int row = thread + k * kThreads;
+      const int pos = range.first_pos + tile * BLOCK_T + row;
+      next[k] = row < BLOCK_T && pos < range.end_pos ? __ldg(range.index_row + pos) : -1;
+    }
+  };
+  fetch(0);
+  for (int tile = 0; tile < range.num_tiles; ++tile) {
+    const int stage = tile % NUM_STAGES;
+    if (tile >= NUM_STAGES) ptx::mbarrier_wait(&empty[stage], ((tile / NUM_STAGES) - 1) & 1);
+    int ids[kRowsPerThread];
+    unsigned bytes = 0;
+    unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
+    int* tokens = reinterpret_cast<int*>(smem + layout.token_offset) + stage * BLOCK_T;
+#pragma unroll
+    for (int k = 0; k < kRowsPerThread; ++k) {
+      const int row = thread + k * kThreads;
+      ids[k] = next[k];
+      if (row >= BLOCK_T) continue;
+      tokens[row] = ids[k];
+      if (ids[k] >= 0) {
+        bytes += kRowBytes;
+      } else {
+        for (unsigned offset = 0; offset < kRowBytes; offset += 16) {
+          *reinterpret_cast<uint4*>(ring + row * layout.ring_row_stride + offset) =
+              make_uint4(0, 0, 0, 0);
+        }
+      }
+    }
+    ptx::mbarrier_arrive_expect_tx(&full[stage], bytes);
+#pragma unroll
+    for (int k = 0; k < kRowsPerThread; ++k) {
+      const int row = thread + k * kThreads;
+      if (row >= BLOCK_T || ids[k] < 0) continue;
+      ptx::bulk_copy_to_shared(ring + row * layout.ring_row_stride,
+                               p.kv + static_cast<long long>(ids[k]) * kRowBytes, kRowBytes,
+                               &full[stage]);
+    }
+    fetch(tile + 1);  // the next tile's ids load while this one's copies fly
+  }
+}
+
+}  // namespace smla_pipe
+
+template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
+          int PRODUCERS>
+__global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, 1)
+    sparse_mla_decode_split_pipelined(const smla::SplitParams p) {
+  static_assert(BLOCK_T % 16 == 0 && BLOCK_H % 16 == 0, "tiles are multiples of the mma shape");
+  static_assert(MMA != smla::kMmaFp8 || (BLOCK_T % 32 == 0 && KV_FORMAT == smla::kFp8DsMla),
+                "e4m3 MMA takes 32 tokens per k-step of an fp8 cache");
+  static_assert(NUM_WARPS >= 4 && NUM_STAGES >= 2, "one scale group per warp; a ring to overlap");
+  constexpr smla::SmemLayout layout = smla::smem_layout(BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES,
+                                                        KV_FORMAT, MMA, PRODUCERS);
+  constexpr int kConsumerThreads = NUM_WARPS * 32;
+  constexpr int kThreads = (NUM_WARPS + PRODUCERS) * 32;
+  extern __shared__ __align__(128) unsigned char smem[];
+
+  const int split = blockIdx.x;
+  const int first_head = blockIdx.y * BLOCK_H;
+  const int batch_item = blockIdx.z;
+  smla_pipe::SplitRange range;
+  range.first_pos = split * p.tokens_per_split;
+  range.end_pos = min(p.topk, range.first_pos + p.tokens_per_split);
+  range.num_tiles = range.end_pos > range.first_pos
+                        ? (range.end_pos - range.first_pos + BLOCK_T - 1) / BLOCK_T
+                        : 0;
+  range.index_row = p.indices + static_cast<long long>(batch_item) * p.topk;
+  auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);
+  unsigned long long* empty = full + NUM_STAGES;
+
+  smla_detail::TileTokens<BLOCK_T, kConsumerThreads, KV_FORMAT> next_ids;
+  if (PRODUCERS > 0) {
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < NUM_STAGES; ++s) {
+        ptx::mbarrier_init(&full[s], PRODUCERS * 32);
+        ptx::mbarrier_init(&empty[s], NUM_WARPS);
+      }
+      ptx::mbarrier_init_fence();
+    }
+  } else {
+#pragma unroll
+    for (int stage = 0; stage < NUM_STAGES - 1; ++stage) {
+      if (stage < range.num_tiles) {
+        next_ids.fetch(range.index_row, range.first_pos + stage * BLOCK_T, range.end_pos);
+        smla_detail::load_tile<BLOCK_T, kConsumerThreads, KV_FORMAT>(p, layout, smem, next_ids,
+                                                                     stage);
+      }
+      ptx::cp_async_commit();
+    }
+    next_ids.fetch(range.index_row, range.first_pos + (NUM_STAGES - 1) * BLOCK_T, range.end_pos);
+  }
+  if (MMA == smla::kMmaFp8) {
+    smla_pipe::prepare_q_fp8<BLOCK_H, kThreads>(p, layout, smem, batch_item, first_head);
+  } else {
+    smla_pipe::prepare_q_16bit<BLOCK_H, kThreads, KV_FORMAT>(p, layout, smem, batch_item,
+                                                             first_head);
+  }
+  __syncthreads();
+  if constexpr (PRODUCERS > 0) {
+    if (threadIdx.x >= kConsumerThreads) {
+      smla_pipe::produce<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS>(p, layout, smem,
+                                                                              range);
+      return;
+    }
+  }
+
+  smla_pipe::Accumulator<BLOCK_H, NUM_WARPS> acc;
+#pragma unroll
+  for (int m = 0; m < BLOCK_H / 16; ++m) {
+    acc.row_max[m][0] = acc.row_max[m][1] = ptx::neg_inf();
+    acc.row_sum[m][0] = acc.row_sum[m][1] = 0.f;
+#pragma unroll
+    for (int n = 0; n < smla::kLatentDim / NUM_WARPS / 8; ++n) {
+      acc.value[m][n][0] = acc.value[m][n][1] = acc.value[m][n][2] = acc.value[m][n][3] = 0.f;
+    }
+  }
+  for (int tile = 0; tile < range.num_tiles; ++tile) {
+    const int stage = tile % NUM_STAGES;
+    if (PRODUCERS > 0) {
+      ptx::mbarrier_wait(&full[stage], (tile / NUM_STAGES) & 1);
+    } else {
+      ptx::cp_async_wait<NUM_STAGES - 2>();
+      __syncthreads();  // the tile is visible; every warp is done with the stage refilled next
+      const int prefetch = tile + NUM_STAGES - 1;
+      if (prefetch < range.num_tiles) {
+        smla_detail::load_tile<BLOCK_T, kConsumerThreads, KV_FORMAT>(p, layout, smem, next_ids,
+                                                                     prefetch % NUM_STAGES);
+        next_ids.fetch(range.index_row, range.first_pos + (prefetch + 1) * BLOCK_T, range.end_pos);
+      }
+      ptx::cp_async_commit();
+    }
+    const unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
+    const int* tokens = reinterpret_cast<const int*>(smem + layout.token_offset) + stage * BLOCK_T;
+    float* scores = reinterpret_cast<float*>(smem + layout.scores_offset) +
+                    (tile % layout.score_buffers) * layout.ksplit * BLOCK_H *
+                        layout.scores_row_stride;
+    smla_pipe::compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA>(layout, smem, ring,
+                                                                          tokens, scores,
+                                                                          p.scale_log2);
+    ptx::named_barrier_sync(1, kConsumerThreads);
+    smla_pipe::softmax_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA>(layout, scores, ring, acc);
+    if (PRODUCERS > 0) {
+      __syncwarp();
+      if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&empty[stage]);
+    }
+  }
+  smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, batch_item, first_head, split);
+}
