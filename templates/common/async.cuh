@@ -89,6 +89,19 @@ __device__ __forceinline__ unsigned pack_e4m3x4(float v0, float v1, float v2, fl
   return packed;
 }
 
+// Four e4m3 bytes (byte 0 first) -> four floats, exact.
+__device__ __forceinline__ void e4m3x4_to_floats(unsigned four_bytes, float (&out)[4]) {
+  unsigned pair01;
+  unsigned pair23;
+  e4m3x4_to_f16x4(four_bytes, pair01, pair23);
+  asm("{\n.reg .b16 h0, h1, h2, h3;\n"
+      "mov.b32 {h0, h1}, %4;\n"
+      "mov.b32 {h2, h3}, %5;\n"
+      "cvt.f32.f16 %0, h0;\ncvt.f32.f16 %1, h1;\ncvt.f32.f16 %2, h2;\ncvt.f32.f16 %3, h3;\n}\n"
+      : "=f"(out[0]), "=f"(out[1]), "=f"(out[2]), "=f"(out[3])
+      : "r"(pair01), "r"(pair23));
+}
+
 // Byte permute: result byte i = byte selector[4i+3:4i] of {b, a} (a: bytes 0-3, b: 4-7).
 __device__ __forceinline__ unsigned byte_perm(unsigned a, unsigned b, unsigned selector) {
   unsigned result;

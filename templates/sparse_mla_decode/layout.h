@@ -81,14 +81,15 @@ struct SmemLayout {
   unsigned total_bytes;        // dynamic shared memory per block
 };
 
-// q rows on the pipelined paths: kMmaFp8 keeps 512 e4m3 + 64 bf16 rope (+16 B so that 8
-// consecutive rows start in different banks); kMmaRegF16 keeps 576 16-bit values.
+// q rows on the pipelined paths, kBf16RowStride bytes each (+16 B so that 8 consecutive rows start
+// in different banks): kMmaRegF16 keeps 576 16-bit values; kMmaFp8 keeps 512 e4m3 values, then
+// their 512 e4m3 residuals (q = scale * (hi + lo)), then the 64 bf16 rope values.
+constexpr unsigned kPipelinedQResidualOffset = 512;
+constexpr unsigned kPipelinedQRopeOffset = 1024;
 SMLA_HD constexpr unsigned pipelined_q_row_stride(int kv_format, int mma_path) {
-  return kv_format == kFp8DsMla && mma_path == kMmaFp8 ? 512u + 128u + 16u : kBf16RowStride;
-}
-// Byte offset of the bf16 rope part inside a pipelined q row.
-SMLA_HD constexpr unsigned pipelined_q_rope_offset(int kv_format, int mma_path) {
-  return kv_format == kFp8DsMla && mma_path == kMmaFp8 ? 512u : 1024u;
+  (void)kv_format;
+  (void)mma_path;
+  return kBf16RowStride;
 }
 
 SMLA_HD constexpr SmemLayout pipelined_layout(int block_t, int block_h, int num_warps,

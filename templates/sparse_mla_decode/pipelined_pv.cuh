@@ -71,10 +71,12 @@ __device__ __forceinline__ void pv_block_16bit(float (&acc)[N_TILES][4], const u
   }
 }
 
-// acc[n] += P8 . V8 over one 32-token block (e4m3 MMA). Matrices: tokens 0-7, 8-15, 16-23, 24-31
-// of chunk j; n-tiles 2j, 2j+1 hold its even and odd dims.
+// acc[n] += (P8hi + P8lo) . V8 over one 32-token block (e4m3 MMA, P as a value plus its
+// e4m3-rounded residual: one e4m3 term alone costs ~3 % of the output, see BENCHMARKS.md).
+// Matrices: tokens 0-7, 8-15, 16-23, 24-31 of chunk j; n-tiles 2j, 2j+1 hold its even/odd dims.
 template <int N_TILES>
-__device__ __forceinline__ void pv_block_fp8(float (&acc)[N_TILES][4], const unsigned (&a)[4],
+__device__ __forceinline__ void pv_block_fp8(float (&acc)[N_TILES][4], const unsigned (&a_hi)[4],
+                                             const unsigned (&a_lo)[4],
                                              const unsigned char* block_rows, int row_stride,
                                              int first_dim) {
   const int lane = threadIdx.x % 32;
@@ -83,9 +85,26 @@ __device__ __forceinline__ void pv_block_fp8(float (&acc)[N_TILES][4], const uns
   for (int n = 0; n < N_TILES; n += 2) {
     unsigned r[4];
     ptx::ldmatrix_x4_trans(r, v_row + n * 8);
-    ptx::mma_e4m3_16832(acc[n], a, even_dims(r[0], r[1]), even_dims(r[2], r[3]));
-    ptx::mma_e4m3_16832(acc[n + 1], a, odd_dims(r[0], r[1]), odd_dims(r[2], r[3]));
+    const unsigned even0 = even_dims(r[0], r[1]);
+    const unsigned even1 = even_dims(r[2], r[3]);
+    const unsigned odd0 = odd_dims(r[0], r[1]);
+    const unsigned odd1 = odd_dims(r[2], r[3]);
+    ptx::mma_e4m3_16832(acc[n], a_hi, even0, even1);
+    ptx::mma_e4m3_16832(acc[n + 1], a_hi, odd0, odd1);
+    ptx::mma_e4m3_16832(acc[n], a_lo, even0, even1);
+    ptx::mma_e4m3_16832(acc[n + 1], a_lo, odd0, odd1);
   }
+}
+
+// P values (already x 448 / rowmax) -> e4m3 fragment register plus the e4m3 residual register.
+__device__ __forceinline__ void quantize_two_terms(const float (&v)[4], float inv, unsigned& hi,
+                                                   unsigned& lo) {
+  const float x[4] = {v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv};
+  hi = ptx::pack_e4m3x4(x[0], x[1], x[2], x[3]);
+  float rounded[4];
+  ptx::e4m3x4_to_floats(hi, rounded);
+  lo = ptx::pack_e4m3x4(x[0] - rounded[0], x[1] - rounded[1], x[2] - rounded[2],
+                        x[3] - rounded[3]);
 }
 
 // The tile's scores for this lane's fragment positions (slabs summed), rows g and g+8.

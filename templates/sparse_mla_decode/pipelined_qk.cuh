@@ -5,7 +5,8 @@
 //    cvts turn into the B fragment of an m16n8k16 MMA if the k order inside each 16-dim chunk is
 //    (0,1,4,5,8,9,12,13, 2,3,6,7,10,11,14,15); q is stored in that order once per CTA.
 //  - fp8 KV, fp8 path: the same ldmatrix bytes are exactly the e4m3 m16n8k32 B fragment; q is
-//    quantized to e4m3 per (head, 128-group) with an fp32 scale.
+//    quantized to e4m3 per (head, 128-group) with an fp32 scale, as a value plus its e4m3 residual
+//    (one e4m3 term alone moves the output by ~1.7 %: BENCHMARKS.md), two MMAs per k-step.
 //  - rope (bf16 in both caches) and bf16 caches use bf16 MMA in the natural order.
 #include "common/async.cuh"
 #include "sparse_mla_decode/layout.h"
@@ -61,7 +62,8 @@ __device__ __forceinline__ void prepare_q_16bit(const smla::SplitParams& p,
   }
 }
 
-// q rows as e4m3 (one warp per (head, group): amax, scale = amax / 448) + bf16 rope.
+// q rows as e4m3 value + e4m3 residual (one warp per (head, group): amax, scale = amax / 448) +
+// bf16 rope.
 template <int BLOCK_H, int NUM_THREADS>
 __device__ __forceinline__ void prepare_q_fp8(const smla::SplitParams& p,
                                               const smla::SmemLayout& layout, unsigned char* smem,
@@ -85,9 +87,15 @@ __device__ __forceinline__ void prepare_q_fp8(const smla::SplitParams& p,
     const float amax =
         ptx::warp_max(fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
     const float inv = amax > 0.f ? 448.f / amax : 0.f;
-    *reinterpret_cast<unsigned*>(smem + layout.q_offset + row * layout.q_row_stride +
-                                 group * smla::kGroupDim + lane * 4) =
-        ptx::pack_e4m3x4(v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv);
+    unsigned char* dst = smem + layout.q_offset + row * layout.q_row_stride +
+                         group * smla::kGroupDim + lane * 4;
+    const float x[4] = {v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv};
+    const unsigned hi = ptx::pack_e4m3x4(x[0], x[1], x[2], x[3]);
+    float rounded[4];
+    ptx::e4m3x4_to_floats(hi, rounded);
+    *reinterpret_cast<unsigned*>(dst) = hi;
+    *reinterpret_cast<unsigned*>(dst + smla::kPipelinedQResidualOffset) = ptx::pack_e4m3x4(
+        x[0] - rounded[0], x[1] - rounded[1], x[2] - rounded[2], x[3] - rounded[3]);
     if (lane == 0) q_scale[row * smla::kNumGroups + group] = amax / 448.f;
   }
   constexpr int kRopeUnits = smla::kRopeDim * 2 / 16;
@@ -99,8 +107,7 @@ __device__ __forceinline__ void prepare_q_fp8(const smla::SplitParams& p,
       value = q_source(p, batch_item, first_head + row)[smla::kLatentDim * 2 / 16 + unit];
     }
     *reinterpret_cast<uint4*>(smem + layout.q_offset + row * layout.q_row_stride +
-                              smla::pipelined_q_rope_offset(smla::kFp8DsMla, smla::kMmaFp8) +
-                              unit * 16) = value;
+                              smla::kPipelinedQRopeOffset + unit * 16) = value;
   }
 }
 
@@ -108,65 +115,96 @@ __device__ __forceinline__ float group_scale(const unsigned char* ring_row, int 
   return reinterpret_cast<const float*>(ring_row + smla::kFp8ScaleOffset)[group];
 }
 
-// One 64-dim latent segment of q . K for one (m-tile, n-tile), unscaled.
-template <int KV_FORMAT, int MMA>
-__device__ __forceinline__ void latent_segment(float (&acc)[4], const unsigned char* a_row,
-                                               const unsigned char* b_row, int segment) {
+// n-tiles a warp computes together: each q fragment loaded from shared memory then feeds NG
+// independent MMA chains (q traffic / NG, NG-fold ILP), as long as every warp still gets an item.
+__host__ __device__ constexpr int score_n_group(int m_tiles, int n_tiles, int ksplit, int warps) {
+  int group = 4;
+  while (group > 1 && (n_tiles % group != 0 || m_tiles * (n_tiles / group) * ksplit < warps)) {
+    group /= 2;
+  }
+  return group;
+}
+
+// One 64-dim latent segment of q . K for one m-tile and NG n-tiles, unscaled.
+template <int KV_FORMAT, int MMA, int NG>
+__device__ __forceinline__ void latent_segment(float (&acc)[NG][4], const unsigned char* a_row,
+                                               const unsigned char* b_row, int b_tile_stride,
+                                               int segment) {
   if (KV_FORMAT == smla::kFp8DsMla) {
-    unsigned b[4];
-    ptx::ldmatrix_x4(b, b_row + segment * 64);  // 4 x (8 tokens x 16 e4m3 dims)
+    unsigned b[NG][4];
+#pragma unroll
+    for (int g = 0; g < NG; ++g) {
+      ptx::ldmatrix_x4(b[g], b_row + g * b_tile_stride + segment * 64);  // 4 x (8 tok x 16 B)
+    }
     if (MMA == smla::kMmaFp8) {
 #pragma unroll
       for (int step = 0; step < 2; ++step) {
-        unsigned a[4];
-        ptx::ldmatrix_x4(a, a_row + segment * 64 + step * 32);
-        ptx::mma_e4m3_16832(acc, a, b[step * 2], b[step * 2 + 1]);
+        unsigned a_hi[4];
+        unsigned a_lo[4];
+        ptx::ldmatrix_x4(a_hi, a_row + segment * 64 + step * 32);
+        ptx::ldmatrix_x4(a_lo, a_row + smla::kPipelinedQResidualOffset + segment * 64 + step * 32);
+#pragma unroll
+        for (int g = 0; g < NG; ++g) {
+          ptx::mma_e4m3_16832(acc[g], a_hi, b[g][step * 2], b[g][step * 2 + 1]);
+          ptx::mma_e4m3_16832(acc[g], a_lo, b[g][step * 2], b[g][step * 2 + 1]);
+        }
       }
     } else {
 #pragma unroll
       for (int chunk = 0; chunk < 4; ++chunk) {
         unsigned a[4];
         ptx::ldmatrix_x4(a, a_row + (segment * 4 + chunk) * 32);
-        unsigned b0;
-        unsigned b1;
-        ptx::e4m3x4_to_f16x4(b[chunk], b0, b1);
-        ptx::mma_f16_16816(acc, a, b0, b1);
+#pragma unroll
+        for (int g = 0; g < NG; ++g) {
+          unsigned b0;
+          unsigned b1;
+          ptx::e4m3x4_to_f16x4(b[g][chunk], b0, b1);
+          ptx::mma_f16_16816(acc[g], a, b0, b1);
+        }
       }
     }
   } else {
 #pragma unroll
     for (int pair = 0; pair < 2; ++pair) {
       const int k_step = segment * 4 + pair * 2;
-      unsigned b[4];
-      ptx::ldmatrix_x4(b, b_row + k_step * 32);
       unsigned a0[4];
-      ptx::ldmatrix_x4(a0, a_row + k_step * 32);
-      ptx::mma_bf16_16816(acc, a0, b[0], b[1]);
       unsigned a1[4];
+      ptx::ldmatrix_x4(a0, a_row + k_step * 32);
       ptx::ldmatrix_x4(a1, a_row + (k_step + 1) * 32);
-      ptx::mma_bf16_16816(acc, a1, b[2], b[3]);
+#pragma unroll
+      for (int g = 0; g < NG; ++g) {
+        unsigned b[4];
+        ptx::ldmatrix_x4(b, b_row + g * b_tile_stride + k_step * 32);
+        ptx::mma_bf16_16816(acc[g], a0, b[0], b[1]);
+        ptx::mma_bf16_16816(acc[g], a1, b[2], b[3]);
+      }
     }
   }
 }
 
 // The 64 rope dims (bf16 in both caches): four bf16 k16 steps.
-__device__ __forceinline__ void rope_segment(float (&acc)[4], const unsigned char* a_rope,
-                                             const unsigned char* b_rope) {
+template <int NG>
+__device__ __forceinline__ void rope_segment(float (&acc)[NG][4], const unsigned char* a_rope,
+                                             const unsigned char* b_rope, int b_tile_stride) {
 #pragma unroll
   for (int pair = 0; pair < 2; ++pair) {
-    unsigned b[4];
-    ptx::ldmatrix_x4(b, b_rope + pair * 64);
     unsigned a0[4];
-    ptx::ldmatrix_x4(a0, a_rope + pair * 64);
-    ptx::mma_bf16_16816(acc, a0, b[0], b[1]);
     unsigned a1[4];
+    ptx::ldmatrix_x4(a0, a_rope + pair * 64);
     ptx::ldmatrix_x4(a1, a_rope + pair * 64 + 32);
-    ptx::mma_bf16_16816(acc, a1, b[2], b[3]);
+#pragma unroll
+    for (int g = 0; g < NG; ++g) {
+      unsigned b[4];
+      ptx::ldmatrix_x4(b, b_rope + g * b_tile_stride + pair * 64);
+      ptx::mma_bf16_16816(acc[g], a0, b[0], b[1]);
+      ptx::mma_bf16_16816(acc[g], a1, b[2], b[3]);
+    }
   }
 }
 
 // Scores S[h][t] * scale_log2 (-inf for invalid tokens) into the score buffer, one slab per
-// segment slice; warps take (m-tile, n-tile, slice) items round-robin.
+// segment slice; warps take (m-tile, group of NG n-tiles, slice) items round-robin. The segment
+// loop is unrolled so that consecutive segments' MMA chains interleave.
 template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int KV_FORMAT, int MMA>
 __device__ __forceinline__ void compute_scores(const smla::SmemLayout& layout,
                                                const unsigned char* smem, const unsigned char* ring,
@@ -174,60 +212,76 @@ __device__ __forceinline__ void compute_scores(const smla::SmemLayout& layout,
   constexpr int kMTiles = BLOCK_H / smla::kMmaM;
   constexpr int kNTiles = BLOCK_T / smla::kMmaN;
   constexpr int kKSplit = smla::score_ksplit(BLOCK_T, BLOCK_H, NUM_WARPS);
+  constexpr int kNG = score_n_group(kMTiles, kNTiles, kKSplit, NUM_WARPS);
+  constexpr int kGroups = kNTiles / kNG;
+  constexpr int kSegmentsPerSlice = (smla::kScoreSegments + kKSplit - 1) / kKSplit;
   constexpr bool kFp8 = KV_FORMAT == smla::kFp8DsMla;
-  constexpr unsigned kRope = smla::pipelined_q_rope_offset(KV_FORMAT, MMA);
   constexpr unsigned kKRope = kFp8 ? smla::kFp8RopeOffset : smla::kLatentDim * 2;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
+  const int b_tile_stride = 8 * layout.ring_row_stride;
   const float* q_scale = reinterpret_cast<const float*>(smem + layout.q_scale_offset);
-  for (int item = warp; item < kMTiles * kNTiles * kKSplit; item += NUM_WARPS) {
+  for (int item = warp; item < kMTiles * kGroups * kKSplit; item += NUM_WARPS) {
     const int m_tile = item % kMTiles;
-    const int n_tile = (item / kMTiles) % kNTiles;
-    const int slice = item / (kMTiles * kNTiles);
-    const unsigned char* q_rows = smem + layout.q_offset + m_tile * 16 * layout.q_row_stride;
-    const unsigned char* a_row = q_rows + (lane % 16) * layout.q_row_stride + (lane / 16) * 16;
+    const int first_n = ((item / kMTiles) % kGroups) * kNG;
+    const int slice = item / (kMTiles * kGroups);
+    const unsigned char* a_row = smem + layout.q_offset +
+                                 (m_tile * 16 + lane % 16) * layout.q_row_stride + (lane / 16) * 16;
     const unsigned char* b_row =
-        ring + (n_tile * 8 + lane % 8) * layout.ring_row_stride + (lane / 8) * 16;
+        ring + (first_n * 8 + lane % 8) * layout.ring_row_stride + (lane / 8) * 16;
     const int row = m_tile * 16 + lane / 4;
-    const int col = n_tile * 8 + (lane % 4) * 2;
-    float total[4] = {0.f, 0.f, 0.f, 0.f};
-    for (int segment = slice; segment < smla::kScoreSegments; segment += kKSplit) {
-      float acc[4] = {0.f, 0.f, 0.f, 0.f};
-      if (segment == smla::kScoreSegments - 1) {
-        rope_segment(acc, a_row + kRope, b_row + kKRope);
+    float total[kNG][4] = {};
 #pragma unroll
-        for (int j = 0; j < 4; ++j) total[j] += acc[j];
+    for (int k = 0; k < kSegmentsPerSlice; ++k) {
+      const int segment = slice + k * kKSplit;
+      if (segment >= smla::kScoreSegments) break;
+      float acc[kNG][4] = {};
+      if (segment == smla::kScoreSegments - 1) {
+        rope_segment<kNG>(acc, a_row + smla::kPipelinedQRopeOffset, b_row + kKRope,
+                          b_tile_stride);
+#pragma unroll
+        for (int g = 0; g < kNG; ++g) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) total[g][j] += acc[g][j];
+        }
         continue;
       }
-      latent_segment<KV_FORMAT, MMA>(acc, a_row, b_row, segment);
-      if (kFp8) {
-        const int group = segment / 2;
-        const float k0 = group_scale(ring + col * layout.ring_row_stride, group);
-        const float k1 = group_scale(ring + (col + 1) * layout.ring_row_stride, group);
-        float q_lo = 1.f;
-        float q_hi = 1.f;
-        if (MMA == smla::kMmaFp8) {
-          q_lo = q_scale[row * smla::kNumGroups + group];
-          q_hi = q_scale[(row + 8) * smla::kNumGroups + group];
-        }
-        total[0] += acc[0] * (k0 * q_lo);
-        total[1] += acc[1] * (k1 * q_lo);
-        total[2] += acc[2] * (k0 * q_hi);
-        total[3] += acc[3] * (k1 * q_hi);
-      } else {
+      latent_segment<KV_FORMAT, MMA, kNG>(acc, a_row, b_row, b_tile_stride, segment);
+      const int group = segment / 2;
+      float q_lo = 1.f;
+      float q_hi = 1.f;
+      if (MMA == smla::kMmaFp8) {
+        q_lo = q_scale[row * smla::kNumGroups + group];
+        q_hi = q_scale[(row + 8) * smla::kNumGroups + group];
+      }
 #pragma unroll
-        for (int j = 0; j < 4; ++j) total[j] += acc[j];
+      for (int g = 0; g < kNG; ++g) {
+        float k0 = 1.f;
+        float k1 = 1.f;
+        if (kFp8) {
+          const int col = (first_n + g) * 8 + (lane % 4) * 2;
+          k0 = group_scale(ring + col * layout.ring_row_stride, group);
+          k1 = group_scale(ring + (col + 1) * layout.ring_row_stride, group);
+        }
+        total[g][0] += acc[g][0] * (k0 * q_lo);
+        total[g][1] += acc[g][1] * (k1 * q_lo);
+        total[g][2] += acc[g][2] * (k0 * q_hi);
+        total[g][3] += acc[g][3] * (k1 * q_hi);
       }
     }
-    const bool valid0 = tokens[col] >= 0;
-    const bool valid1 = tokens[col + 1] >= 0;
-    float* slab = scores + (slice * BLOCK_H + row) * layout.scores_row_stride + col;
-    *reinterpret_cast<float2*>(slab) =
-        make_float2(valid0 ? total[0] * scale_log2 : ptx::neg_inf(),
-                    valid1 ? total[1] * scale_log2 : ptx::neg_inf());
-    *reinterpret_cast<float2*>(slab + 8 * layout.scores_row_stride) =
-        make_float2(valid0 ? total[2] * scale_log2 : ptx::neg_inf(),
-                    valid1 ? total[3] * scale_log2 : ptx::neg_inf());
+#pragma unroll
+    for (int g = 0; g < kNG; ++g) {
+      const int col = (first_n + g) * 8 + (lane % 4) * 2;
+      const bool valid0 = tokens[col] >= 0;
+      const bool valid1 = tokens[col + 1] >= 0;
+      float* slab = scores + (slice * BLOCK_H + row) * layout.scores_row_stride + col;
+      *reinterpret_cast<float2*>(slab) =
+          make_float2(valid0 ? total[g][0] * scale_log2 : ptx::neg_inf(),
+                      valid1 ? total[g][1] * scale_log2 : ptx::neg_inf());
+      *reinterpret_cast<float2*>(slab + 8 * layout.scores_row_stride) =
+          make_float2(valid0 ? total[g][2] * scale_log2 : ptx::neg_inf(),
+                      valid1 ? total[g][3] * scale_log2 : ptx::neg_inf());
+    }
   }
 }
 

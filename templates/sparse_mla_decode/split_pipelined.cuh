@@ -37,7 +37,7 @@ __device__ __forceinline__ void softmax_pv(const smla::SmemLayout& layout, const
       }
     }
     if (MMA == smla::kMmaFp8) {
-      // P8 = e4m3(P * 448 / rowmax): one fp32 factor per row half and tile.
+      // P * 448 / rowmax as two e4m3 terms: one fp32 factor per row half and tile.
       float p_scale[2];
       float p_inv[2];
 #pragma unroll
@@ -57,14 +57,13 @@ __device__ __forceinline__ void softmax_pv(const smla::SmemLayout& layout, const
       for (int n = 0; n < Acc::kNTiles; ++n) part[n][0] = part[n][1] = part[n][2] = part[n][3] = 0.f;
 #pragma unroll
       for (int kb = 0; kb < kKB; kb += 2) {
-        unsigned a[4];
+        unsigned a_hi[4];
+        unsigned a_lo[4];
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
-          const float(&v)[4] = s[kb + r / 2][r % 2];
-          const float inv = p_inv[r % 2];
-          a[r] = ptx::pack_e4m3x4(v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv);
+          quantize_two_terms(s[kb + r / 2][r % 2], p_inv[r % 2], a_hi[r], a_lo[r]);
         }
-        pv_block_fp8<Acc::kNTiles>(part, a, ring + kb * 16 * layout.ring_row_stride,
+        pv_block_fp8<Acc::kNTiles>(part, a_hi, a_lo, ring + kb * 16 * layout.ring_row_stride,
                                    layout.ring_row_stride, first_dim);
       }
 #pragma unroll

@@ -69,29 +69,36 @@ bool selected(const Config& config, const std::string& where) {
 
 std::vector<Candidate> load_candidates(const Shape& shape, bool all, const std::string& where,
                                        int arch_sm, int smem_optin) {
-  std::vector<KernelConfig> keys;
+  // (compile key, its selected TARGET_CTAS values); the default is always timed.
+  std::vector<std::pair<KernelConfig, std::vector<int>>> keys;
   if (all || !where.empty()) {
     for (const Config& config : cross_product(parameter_space())) {
-      const KernelConfig typed = from_config(config);
+      KernelConfig typed = from_config(config);
       if (typed.target_ctas != default_config().target_ctas) continue;
-      if (!selected(config, where) && !(typed == default_config())) continue;
       if (!shape_mismatch(typed, shape).empty()) continue;
       if (static_budget(typed, shape.kv_format).smem_bytes_per_block > smem_optin) continue;
-      keys.push_back(typed);
+      std::vector<int> targets;
+      for (int target : {128, 256, 512, 1024}) {
+        typed.target_ctas = target;
+        if (where.empty() || typed == default_config() || selected(to_config(typed), where)) {
+          targets.push_back(target);
+        }
+      }
+      if (!targets.empty()) keys.emplace_back(typed, targets);
     }
   } else {
-    keys.push_back(default_config());
+    keys.emplace_back(default_config(), std::vector<int>{default_config().target_ctas});
   }
   std::vector<std::unique_ptr<CompileResult>> compiled(keys.size());
   parallel_for(keys.size(), 0, [&](std::size_t i) {
-    compiled[i] =
-        std::make_unique<CompileResult>(compile(split_program(keys[i], shape.kv_format, arch_sm)));
+    compiled[i] = std::make_unique<CompileResult>(
+        compile(split_program(keys[i].first, shape.kv_format, arch_sm)));
   });
   std::vector<Candidate> candidates;
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const DecodeKernels kernels = load_decode_kernels(*compiled[i], keys[i], shape.kv_format);
-    for (int target : all || !where.empty() ? std::vector<int>{128, 256, 512, 1024}
-                                            : std::vector<int>{keys[i].target_ctas}) {
+    const DecodeKernels kernels =
+        load_decode_kernels(*compiled[i], keys[i].first, shape.kv_format);
+    for (int target : keys[i].second) {
       candidates.push_back(kernels);
       candidates.back().config.target_ctas = target;
     }
