@@ -55,25 +55,120 @@ TEST_CASE("bad shapes are refused with a message naming the field") {
 
 TEST_CASE("the space is the full cross product and the default is the seeds' baseline") {
   const auto configs = cross_product(parameter_space());
-  CHECK(configs.size() == 3 * 3 * 3 * 4 * 4);
+  // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 3 x TARGET_CTAS 4.
+  CHECK(configs.size() == 3 * 3 * 3 * 6 * 3 * 3 * 4);
   std::set<std::string> compile_keys;
   for (const Config& config : configs) compile_keys.insert(compile_key(config, parameter_space()));
-  CHECK(compile_keys.size() == 3 * 3 * 3 * 4);  // TARGET_CTAS shares one compile
+  CHECK(compile_keys.size() == 3 * 3 * 3 * 6 * 3 * 3);  // TARGET_CTAS shares one compile
   const KernelConfig baseline = default_config();
-  CHECK(baseline == KernelConfig{.block_t = 16, .block_h = 16, .num_warps = 4, .num_stages = 2, .target_ctas = 512});
+  CHECK(baseline == KernelConfig{.block_t = 16, .block_h = 16, .num_warps = 4, .num_stages = 2,
+                                 .mma_path = 0, .producers = 0, .target_ctas = 512});
   CHECK(from_config(config_from_json(to_json(to_config(baseline)))) == baseline);
   CHECK(to_json(to_config(baseline)) ==
-        R"({"block_h":16,"block_t":16,"num_stages":2,"num_warps":4,"target_ctas":512})");
+        R"({"block_h":16,"block_t":16,"mma_path":0,"num_stages":2,"num_warps":4,"producers":0,)"
+        R"("target_ctas":512})");
+  // Rows stored before mma_path/producers existed read as the kernel they measured.
+  CHECK(from_config(config_from_json(
+            R"({"block_h":16,"block_t":16,"num_stages":2,"num_warps":4,"target_ctas":512})")) ==
+        baseline);
+}
+
+TEST_CASE("structural rules of the mma paths name what the kernel cannot do") {
+  Shape fp8;
+  Shape bf16;
+  bf16.kv_format = KvFormat::bf16;
+  const KernelConfig pipelined{.block_t = 32, .block_h = 16, .num_warps = 4, .num_stages = 3,
+                               .mma_path = 1, .producers = 2};
+  CHECK(shape_mismatch(pipelined, fp8).empty());
+  CHECK(shape_mismatch(pipelined, bf16).empty());
+  KernelConfig config = pipelined;
+  config.mma_path = 2;
+  CHECK(shape_mismatch(config, fp8).empty());
+  CHECK(shape_mismatch(config, bf16) ==
+        "e4m3 MMA (mma_path 2) needs the fp8_ds_mla cache; bf16 KV runs bf16 MMA");
+  config.block_t = 16;
+  CHECK(shape_mismatch(config, fp8) == "e4m3 MMA takes 32 tokens per k-step: BLOCK_T >= 32");
+  config = pipelined;
+  config.num_warps = 2;
+  CHECK(shape_mismatch(config, fp8) ==
+        "mma_path 1 gives each warp at most one 128-dim scale group: NUM_WARPS >= 4");
+  config = pipelined;
+  config.num_stages = 1;
+  CHECK(shape_mismatch(config, fp8) == "mma_path 1 overlaps copies with compute: NUM_STAGES >= 2");
+  KernelConfig seeds = default_config();
+  seeds.producers = 2;
+  CHECK(shape_mismatch(seeds, fp8) == "producer warps need a pipelined path (mma_path 1 or 2)");
+  seeds.producers = 0;
+  seeds.num_stages = 6;
+  CHECK(shape_mismatch(seeds, fp8).empty());  // deep rings run on every path
+  // The sweep's measured trims are separate and name themselves.
+  CHECK(measured_trim(default_config()).empty());
+  CHECK(measured_trim(seeds).rfind("measured to lose: mma_path 0 is swept at 8 warps", 0) == 0);
+  seeds.num_warps = 8;
+  seeds.num_stages = 2;
+  CHECK(measured_trim(seeds).empty());
+  CHECK(measured_trim(pipelined).empty());
+  config = pipelined;
+  config.num_stages = 6;  // 32 x 6 = 192 tokens
+  CHECK(shape_mismatch(config, fp8).empty());
+  CHECK(measured_trim(config) ==
+        "measured to lose: pipelined rings hold 64-128 tokens (BLOCK_T x NUM_STAGES = 192)");
+  config = pipelined;
+  config.producers = 1;
+  CHECK(measured_trim(config).rfind("measured to lose: one producer warp", 0) == 0);
+  // e4m3 MMA is planned where it is native.
+  config = pipelined;
+  config.mma_path = 2;
+  CHECK(arch_mismatch(config, 120).empty());
+  CHECK(arch_mismatch(config, 89).empty());
+  CHECK(arch_mismatch(config, 90).find("emulated on sm_90") != std::string::npos);
+  CHECK(arch_mismatch(config, 86) == "e4m3 mma.sync needs sm_89 or newer (mma_path 2)");
+  CHECK(arch_mismatch(pipelined, 90).empty());
+}
+
+TEST_CASE("the pipelined layout: bytes counted by hand, producer warps in the thread count") {
+  // BLOCK_T 32, BLOCK_H 16, 8 consumer warps, 4 stages, fp8, f16 in registers, 1 producer warp:
+  // q 16 x 1168 = 18688 | ring 4 x 32 x 656 = 83968 -> 102656 | token ids 4 x 32 x 4 = 512 ->
+  // 103168 | scores: 2 buffers x k-split 2 (4 n-tiles for 8 warps) x 16 x (32 + 8) x 4 = 10240 ->
+  // 113408 | mbarriers 2 x 4 x 8 = 64 -> 113472, rounded up to 128 -> 113536.
+  const KernelConfig config{.block_t = 32, .block_h = 16, .num_warps = 8, .num_stages = 4,
+                            .mma_path = 1, .producers = 1};
+  const StaticBudget budget = static_budget(config, KvFormat::fp8_ds_mla);
+  CHECK(budget.smem_bytes_per_block == 113536);
+  CHECK(budget.threads_per_block == 9 * 32);
+  const smla::SmemLayout layout = smla::smem_layout(32, 16, 8, 4, smla::kFp8DsMla, 1, 1);
+  CHECK(layout.ring_offset == 18688);
+  CHECK(layout.token_offset == 102656);
+  CHECK(layout.scores_offset == 103168);
+  CHECK(layout.barrier_offset == 113408);
+  // Without producer warps one score buffer and no mbarriers: 103168 + 5120 = 108288.
+  CHECK(static_budget(KernelConfig{.block_t = 32, .block_h = 16, .num_warps = 8, .num_stages = 4,
+                                   .mma_path = 1},
+                      KvFormat::fp8_ds_mla)
+            .smem_bytes_per_block == 108288);
+  // bf16 rows keep the 1168-byte ldmatrix stride: the ring is 4 x 32 x 1168 = 149504.
+  CHECK(smla::smem_layout(32, 16, 8, 4, smla::kBf16, 1, 1).ring_stage_bytes == 32 * 1168);
+  // On sm_120 (101376 B), 16-token tiles fit a 6-deep fp8 ring next to q, not an 8-deep one:
+  // 18688 + 6 x 16 x 656 = 81664 | ids 384 -> 82048 | scores 2 x 2 x 16 x 24 x 4 = 6144 -> 88192
+  // | mbarriers 96 -> 88320.
+  KernelConfig deep{.block_t = 16, .block_h = 16, .num_warps = 4, .num_stages = 6, .mma_path = 1,
+                    .producers = 1};
+  CHECK(static_budget(deep, KvFormat::fp8_ds_mla).smem_bytes_per_block == 88320);
+  deep.num_stages = 8;
+  CHECK(static_budget(deep, KvFormat::fp8_ds_mla).smem_bytes_per_block > 101376);
 }
 
 TEST_CASE("BLOCK_H wider than the local heads is a shape mismatch") {
   Shape shape;  // 64 heads / TP 4 = 16 local heads
   CHECK(shape.n_local_heads() == 16);
-  CHECK(shape_mismatch(KernelConfig{.block_t = 16, .block_h = 16, .num_warps = 4, .num_stages = 2, .target_ctas = 512}, shape).empty());
-  CHECK(shape_mismatch(KernelConfig{.block_t = 16, .block_h = 32, .num_warps = 4, .num_stages = 2, .target_ctas = 512}, shape) == "BLOCK_H 32 > 16 local heads");
+  const KernelConfig narrow{.block_t = 16, .block_h = 16, .num_warps = 4, .num_stages = 2};
+  const KernelConfig wide{.block_t = 16, .block_h = 32, .num_warps = 4, .num_stages = 2};
+  const KernelConfig widest{.block_t = 16, .block_h = 64, .num_warps = 4, .num_stages = 2};
+  CHECK(shape_mismatch(narrow, shape).empty());
+  CHECK(shape_mismatch(wide, shape) == "BLOCK_H 32 > 16 local heads");
   shape.attn_tp = 2;
-  CHECK(shape_mismatch(KernelConfig{.block_t = 16, .block_h = 32, .num_warps = 4, .num_stages = 2, .target_ctas = 512}, shape).empty());
-  CHECK_FALSE(shape_mismatch(KernelConfig{.block_t = 16, .block_h = 64, .num_warps = 4, .num_stages = 2, .target_ctas = 512}, shape).empty());
+  CHECK(shape_mismatch(wide, shape).empty());
+  CHECK_FALSE(shape_mismatch(widest, shape).empty());
 }
 
 TEST_CASE("the layout puts the ring, q and the tiles where the budget says") {
@@ -185,12 +280,20 @@ struct SpaceCompile {
   std::vector<std::string> failures;
 };
 
+// Every compile key that the structural rules allow for some shape (TARGET_CTAS is launch-only).
+// The pipelined kernels are compiled with BLOCK_H 16 only: wider head groups only repeat their
+// m-tile loop, which the GPU matrix runs at 32 and 64 local heads.
 SpaceCompile compile_every_config(int arch_sm) {
   std::vector<std::pair<KernelConfig, KvFormat>> keys;
   for (KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
+    Shape widest;  // 64 local heads: no BLOCK_H is a shape mismatch
+    widest.kv_format = kv;
+    widest.attn_tp = 1;
     for (const Config& config : cross_product(parameter_space())) {
       const KernelConfig typed = from_config(config);
-      if (typed.target_ctas == 512) keys.emplace_back(typed, kv);
+      if (typed.target_ctas != 512 || !shape_mismatch(typed, widest).empty()) continue;
+      if (typed.mma_path != 0 && typed.block_h != 16) continue;
+      keys.emplace_back(typed, kv);
     }
   }
   std::vector<std::string> errors(keys.size());
@@ -222,7 +325,11 @@ TEST_CASE("every config of the space compiles for sm_120 and sm_90") {
     MESSAGE("sm_" << arch << ": " << summary.compiled << " compile keys compiled, "
                   << summary.failed << " failed");
     for (const std::string& failure : summary.failures) MESSAGE(failure);
-    CHECK(summary.compiled == 2 * 3 * 3 * 3 * 4);
+    // Counted by hand from the rules (the sweep's measured trims do not apply here). The seeds'
+    // path: 2 formats x BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 1-4 (no producer warps).
+    // Pipelined, BLOCK_H 16: BLOCK_T 3 x warps {4, 8} x stages {2,3,4,6,8} x producers 3, for
+    // both formats on mma_path 1 and BLOCK_T {32, 64} for fp8 on mma_path 2.
+    CHECK(summary.compiled == 2 * 3 * 3 * 3 * 4 + 2 * 3 * 2 * 5 * 3 + 2 * 2 * 5 * 3);
   }
 }
 

@@ -191,8 +191,15 @@ PlanResult plan_sparse_mla_decode(const PlanRequest& request, const CubinCache& 
     row.kernel = smla_family::from_config(config);
     keys.push_back(compile_key(config, space));
     row.reason = smla_family::shape_mismatch(row.kernel, request.shape);
+    if (row.reason.empty()) row.reason = smla_family::measured_trim(row.kernel);
     if (!row.reason.empty()) {
       row.fate = Fate::pruned_shape;
+      result.rows.push_back(std::move(row));
+      continue;
+    }
+    row.reason = smla_family::arch_mismatch(row.kernel, request.arch.sm);
+    if (!row.reason.empty()) {
+      row.fate = Fate::pruned_budget;  // the arch lacks what the path is for
       result.rows.push_back(std::move(row));
       continue;
     }

@@ -64,13 +64,18 @@ std::string split_kernel_name(const KernelConfig& config, KvFormat kv_format) {
 std::string combine_kernel_name() { return "sparse_mla_decode_combine<128>"; }
 
 namespace {
-// Structural rules of the mma paths: what the kernels cannot do, and the ring depths the
-// shared-memory dequant path is not offered (BENCHMARKS.md: its deeper rings never won).
+
+bool is_seeds_default(const KernelConfig& config) {
+  KernelConfig structure = config;
+  structure.target_ctas = default_config().target_ctas;
+  return structure == default_config();
+}
+
+// What the kernels cannot do.
 std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
   const std::string path = "mma_path " + std::to_string(config.mma_path);
   if (config.mma_path == 0) {
     if (config.producers > 0) return "producer warps need a pipelined path (mma_path 1 or 2)";
-    if (config.num_stages > 4) return "rings deeper than 4 stages only on the pipelined paths";
     return {};
   }
   if (config.mma_path == 2 && kv_format == KvFormat::bf16) {
@@ -85,6 +90,7 @@ std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
   if (config.num_stages < 2) return path + " overlaps copies with compute: NUM_STAGES >= 2";
   return {};
 }
+
 }  // namespace
 
 std::string shape_mismatch(const KernelConfig& config, const Shape& shape) {
@@ -97,6 +103,34 @@ std::string shape_mismatch(const KernelConfig& config, const Shape& shape) {
   if (config.block_h > widest_useful) {
     return "BLOCK_H " + std::to_string(config.block_h) + " > " +
            std::to_string(shape.n_local_heads()) + " local heads";
+  }
+  return {};
+}
+
+std::string arch_mismatch(const KernelConfig& config, int arch_sm) {
+  if (config.mma_path != 2) return {};
+  if (arch_sm < 89) return "e4m3 mma.sync needs sm_89 or newer (mma_path 2)";
+  if (arch_sm == 89 || arch_sm >= 120) return {};
+  return "e4m3 mma.sync is emulated on sm_" + std::to_string(arch_sm) +
+         " (f16 unpack + 2 HMMA); mma_path 2 is planned for sm_89 / sm_120 budgets";
+}
+
+std::string measured_trim(const KernelConfig& config) {
+  if (config.mma_path == 0) {
+    if (is_seeds_default(config) || (config.num_warps == 8 && config.num_stages <= 2)) return {};
+    return "measured to lose: mma_path 0 is swept at 8 warps x 1-2 stages (all its winners) "
+           "and at its default";
+  }
+  const int ring_tokens = config.block_t * config.num_stages;
+  if (ring_tokens < 64 || ring_tokens > 128) {
+    return "measured to lose: pipelined rings hold 64-128 tokens (BLOCK_T x NUM_STAGES = " +
+           std::to_string(ring_tokens) + ")";
+  }
+  if (config.producers == 1) {
+    return "measured to lose: one producer warp trailed two by 1-4 % at every batch";
+  }
+  if (config.block_t == 16 && config.num_warps == 8) {
+    return "measured to lose: 16-token tiles run with 4 consumer warps";
   }
   return {};
 }

@@ -41,4 +41,15 @@ std::string combine_kernel_name();
 // structural rule of the chosen mma_path).
 std::string shape_mismatch(const KernelConfig& config, const Shape& shape);
 
+// Empty when the config is inside the region the sweep measures; otherwise which measurement put
+// it outside ("measured to lose: ..."). These trims keep the default 11-batch sweep within its
+// time (BENCHMARKS.md, "what the sweep leaves out"); shape_mismatch() says what cannot run at all.
+std::string measured_trim(const KernelConfig& config);
+
+// Empty when the budget arch has the instructions the config's path is for; otherwise why not.
+// e4m3 mma.sync is native on sm_89 and sm_120, missing before sm_89, and emulated by ptxas on
+// sm_90 (unpack to f16 + two HMMA per MMA: 1.9x slower than mma_path 1 on the H200 at batch 128,
+// BENCHMARKS.md), so mma_path 2 is planned for sm_89 / sm_120 budgets only.
+std::string arch_mismatch(const KernelConfig& config, int arch_sm);
+
 }  // namespace tuner::smla_family

@@ -112,6 +112,30 @@ struct Measured {
   int splits = 0;
 };
 
+// "mma_path=1 producers=2" for the parameters named in `names` (comma-separated).
+std::string group_of(const KernelConfig& config, const std::string& names) {
+  const Config values = to_config(config);
+  std::string group;
+  std::stringstream list(names);
+  for (std::string name; std::getline(list, name, ',');) {
+    try {
+      group += (group.empty() ? "" : " ") + name + "=" + std::to_string(values.at(name));
+    } catch (const std::out_of_range&) {
+      throw InputError("--best-per: unknown parameter '" + name + "'; the parameters are " +
+                       describe(values));
+    }
+  }
+  return group;
+}
+
+// The first (fastest) measured config of every group, in group order.
+std::vector<std::pair<std::string, const Measured*>> best_per(
+    const std::vector<Measured>& sorted, const std::string& names) {
+  std::map<std::string, const Measured*> best;
+  for (const Measured& m : sorted) best.try_emplace(group_of(m.config, names), &m);
+  return {best.begin(), best.end()};
+}
+
 }  // namespace
 
 int run_bench(const Args& args) {
@@ -121,6 +145,7 @@ int run_bench(const Args& args) {
   bool all = false;
   std::string where;
   int top = 1;
+  std::string best_per_names;
   MeasureOptions measure;
   po::options_description options("bench options");
   add_problem_options(options, problem_options);
@@ -132,6 +157,9 @@ int run_bench(const Args& args) {
       "time the configs whose parameters take these values (and the default), e.g. "
       "'mma_path=1|2,producers=1'")("top", po::value(&top)->default_value(top),
                                     "print the N fastest configs per batch")(
+      "best-per", po::value(&best_per_names),
+      "also print the fastest config for each value combination of these parameters, e.g. "
+      "'mma_path,producers' (one row per structural variant)")(
       "launches", po::value(&measure.launches_per_graph)->default_value(measure.launches_per_graph),
       "launches per CUDA graph, each with its own index set");
   if (!parse_or_help("bench", "[options]", options, args)) return 0;
@@ -209,6 +237,11 @@ int run_bench(const Args& args) {
     if (all || !where.empty()) {
       for (std::size_t i = 0; i < measured.size() && i < static_cast<std::size_t>(top); ++i) {
         print(measured[i], i == 0 ? "(fastest)" : "");
+      }
+    }
+    if (!best_per_names.empty()) {
+      for (const auto& [group, m] : best_per(measured, best_per_names)) {
+        print(*m, ("(best of " + group + ")").c_str());
       }
     }
     std::fflush(stdout);

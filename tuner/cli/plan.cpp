@@ -156,14 +156,16 @@ void print_csv(const PlanResult& result) {
 }
 
 void print_table(const PlanResult& result) {
-  std::printf("%4s %4s %5s %6s %5s | %8s %7s | %4s %5s %7s | %6s %-13s | %-20s %6s %6s | %s\n",
-              "bt", "bh", "warps", "stages", "ctas", "est_smem", "est_reg", "regs", "spill",
+  std::printf(
+      "%4s %4s %5s %6s %3s %4s %5s | %8s %7s | %4s %5s %7s | %6s %-13s | %-20s %6s %6s | %s\n",
+      "bt", "bh", "warps", "stages", "mma", "prod", "ctas", "est_smem", "est_reg", "regs", "spill",
               "st_smem", "blk/SM", "limiter", "fate", "ms", "cached", "reason");
   for (const PlanRow& row : result.rows) {
     const RowFigures f = figures_of(row);
     const smla_family::KernelConfig& k = row.kernel;
-    std::printf("%4d %4d %5d %6d %5d | %8s %7s | %4s %5s %7s | %6s %-13s | %-20s %6s %6s | %s\n",
-                k.block_t, k.block_h, k.num_warps, k.num_stages, k.target_ctas,
+    std::printf("%4d %4d %5d %6d %3d %4d %5d | %8s %7s | %4s %5s %7s | %6s %-13s | %-20s %6s %6s | %s\n",
+                k.block_t, k.block_h, k.num_warps, k.num_stages, k.mma_path, k.producers,
+                k.target_ctas,
                 text_or(f.est_smem_bytes, "-").c_str(), text_or(f.est_regs, "-").c_str(),
                 text_or(f.ptxas_regs, "-").c_str(), text_or(f.ptxas_spill_bytes, "-").c_str(),
                 text_or(f.ptxas_static_smem, "-").c_str(), text_or(f.blocks_per_sm, "-").c_str(),
