@@ -102,7 +102,14 @@ TEST_CASE("query --format json: exact and bucket and default answers with their 
   CHECK(exact["device_name"] == "NVIDIA H200");
   CHECK(exact["default_kept"] == false);
   CHECK(exact["frozen"] == false);
-  CHECK(exact["shape"]["kv_format"] == "fp8_ds_mla");
+  CHECK(exact["shape"] == "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048");
+  // 128 heads over TP 8 reach the kernel as the same 16 local heads: the same answer.
+  const Result tp8_run =
+      run_tuner("query --db " + quoted(db) + " --heads 128 --tp 8 --batch 64 --format json");
+  REQUIRE_MESSAGE(tp8_run.exit_code == 0, tp8_run.output);
+  const nlohmann::json tp8 = nlohmann::json::parse(tp8_run.output);
+  CHECK(tp8["how"] == "exact");
+  CHECK(tp8["params_json"] == kTuned64);
 
   const nlohmann::json bucket = query_json(db, 9);
   CHECK(bucket["how"] == "bucket");
@@ -227,8 +234,8 @@ TEST_CASE("export --format vllm-json writes one file keyed by batch size") {
   for (const auto& entry : fs::directory_iterator(out)) files.push_back(entry.path());
   REQUIRE(files.size() == 1);
   CHECK(files[0].filename() ==
-        "sparse_mla_decode,heads=64,tp=4,topk=2048,kv=fp8_ds_mla,device=NVIDIA_H200,"
-        "arch=sm_120.json");
+        "sparse_mla_decode,local_heads=16,topk=2048,kv=fp8_ds_mla,page=64,"
+        "device_name=NVIDIA_H200.json");
   std::ifstream file(files[0]);
   const nlohmann::ordered_json table = nlohmann::ordered_json::parse(file);
   std::vector<std::string> keys;
