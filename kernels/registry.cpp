@@ -1,6 +1,7 @@
 #include "kernels/registry.hpp"
 
 #include "core/error.hpp"
+#include "kernels/fp8_gemm/family.hpp"
 #include "kernels/sparse_mla_decode/family.hpp"
 
 namespace tuner {
@@ -8,6 +9,7 @@ namespace tuner {
 const std::vector<const Family*>& families() {
   static const std::vector<const Family*> all = {
       &smla_family::family(),
+      &fp8_gemm::family(),
   };
   return all;
 }
