@@ -11,6 +11,7 @@
 #include "core/arch.hpp"
 #include "core/cubin_cache.hpp"
 #include "core/error.hpp"
+#include "core/nvrtc.hpp"
 #include "kernels/fp8_gemm/family.hpp"
 #include "kernels/fp8_gemm/reference.hpp"
 #include "kernels/registry.hpp"
@@ -155,6 +156,15 @@ TEST_CASE("fp8_gemm: bad shape options exit 2 through the CLI and write no DB") 
   CHECK(outcome.exit_code == 2);
   CHECK(outcome.output.find("--n needs a positive multiple of 128") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(db));
+}
+
+TEST_CASE("fp8_gemm: the reference and fill program compiles for sm_120 and sm_90") {
+  for (int arch : {120, 90}) {
+    CAPTURE(arch);
+    const CompileResult compiled = compile(utility_program(arch));
+    CHECK_FALSE(compiled.cubin.empty());
+    CHECK(compiled.lowered_names.count("fp8_gemm_reference") == 1);
+  }
 }
 
 TEST_CASE("fp8_gemm: plans for sm_120 and sm_90 compile every kept config, the default survives") {
