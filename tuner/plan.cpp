@@ -79,6 +79,55 @@ std::string judge_compiled(PlanRow& row, const CompileJob& job, const PlanReques
   return after_compile_prune_reason(*row.compiled, *row.budget, request.arch, request.allow_spills);
 }
 
+// The rules (pruned_shape) and the budget (pruned_budget) stages of one config.
+PlanRow judge_statically(const Config& config, const PlanRequest& request) {
+  PlanRow row;
+  row.config = config;
+  row.reason = request.family->rules(config, request.shape);
+  if (!row.reason.empty()) {
+    row.fate = Fate::pruned_shape;
+    return row;
+  }
+  row.budget = request.family->budget(config, request.shape);
+  Occupancy occupancy;
+  row.reason = budget_prune_reason(*row.budget, request.arch, &occupancy);
+  row.budget_occupancy = occupancy;
+  row.fate = row.reason.empty() ? Fate::survivor : Fate::pruned_budget;
+  return row;
+}
+
+std::string first_log_line(const std::string& log);
+
+// The fate of a row that reached the compile stage (or was audited after a budget prune).
+void judge_after_compile(PlanRow& row, const CompileJob& job, const PlanRequest& request,
+                         PlanResult& result) {
+  bool compile_failed = false;
+  const std::string after = judge_compiled(row, job, request, &compile_failed);
+  if (row.fate == Fate::pruned_budget) {
+    if (!compile_failed && after.empty()) {
+      row.audit = AuditVerdict::false_prune;
+      row.audit_note = "compiled: " + std::to_string(row.compiled->ptxas.registers) +
+                       " registers, no spills, " + occupancy_words(row.compiled->occupancy);
+      ++result.false_prunes;
+    }
+    return;
+  }
+  if (compile_failed) {
+    row.fate = Fate::compile_failed;
+    row.reason = "NVRTC: " + first_log_line(row.compile_log);
+  } else if (!after.empty()) {
+    row.fate = Fate::pruned_after_compile;
+    row.reason = after;
+    if (request.audit) {
+      row.audit = AuditVerdict::false_keep;
+      row.audit_note = after;
+      ++result.false_keeps;
+    }
+  } else {
+    row.reason = occupancy_words(row.compiled->occupancy);
+  }
+}
+
 std::string first_log_line(const std::string& log) {
   for (std::size_t start = 0; start < log.size();) {
     const std::size_t end = log.find('\n', start);
@@ -182,21 +231,8 @@ PlanResult plan(const PlanRequest& request, const CubinCache& cache) {
   // Shape and budget stages: no compile yet.
   std::vector<std::string> keys;
   for (const Config& config : cross_product(space)) {
-    PlanRow row;
-    row.config = config;
     keys.push_back(compile_key(config, space));
-    row.reason = family.rules(config, request.shape);
-    if (!row.reason.empty()) {
-      row.fate = Fate::pruned_shape;
-      result.rows.push_back(std::move(row));
-      continue;
-    }
-    row.budget = family.budget(config, request.shape);
-    Occupancy occupancy;
-    row.reason = budget_prune_reason(*row.budget, request.arch, &occupancy);
-    row.budget_occupancy = occupancy;
-    row.fate = row.reason.empty() ? Fate::survivor : Fate::pruned_budget;
-    result.rows.push_back(std::move(row));
+    result.rows.push_back(judge_statically(config, request));
   }
 
   // One compile per compile key among the rows that need one.
@@ -218,33 +254,7 @@ PlanResult plan(const PlanRequest& request, const CubinCache& cache) {
 
   // Compile stages, and the audit's verdicts.
   for (std::size_t i = 0; i < result.rows.size(); ++i) {
-    if (!row_job[i]) continue;
-    PlanRow& row = result.rows[i];
-    bool compile_failed = false;
-    const std::string after = judge_compiled(row, jobs[*row_job[i]], request, &compile_failed);
-    if (row.fate == Fate::pruned_budget) {
-      if (!compile_failed && after.empty()) {
-        row.audit = AuditVerdict::false_prune;
-        row.audit_note = "compiled: " + std::to_string(row.compiled->ptxas.registers) +
-                         " registers, no spills, " + occupancy_words(row.compiled->occupancy);
-        ++result.false_prunes;
-      }
-      continue;
-    }
-    if (compile_failed) {
-      row.fate = Fate::compile_failed;
-      row.reason = "NVRTC: " + first_log_line(row.compile_log);
-    } else if (!after.empty()) {
-      row.fate = Fate::pruned_after_compile;
-      row.reason = after;
-      if (request.audit) {
-        row.audit = AuditVerdict::false_keep;
-        row.audit_note = after;
-        ++result.false_keeps;
-      }
-    } else {
-      row.reason = occupancy_words(row.compiled->occupancy);
-    }
+    if (row_job[i]) judge_after_compile(result.rows[i], jobs[*row_job[i]], request, result);
   }
   return result;
 }

@@ -20,6 +20,26 @@ __device__ __forceinline__ void mma_e4m3_16832(float (&acc)[4], const unsigned (
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// Split blockIdx.z owns the K groups [first_group, first_group + group_count).
+__device__ __forceinline__ int first_group(const fp8gemm::GemmParams& p, int groups) {
+  return static_cast<int>(blockIdx.z) * ((groups + p.split_k - 1) / p.split_k);
+}
+__device__ __forceinline__ int group_count(const fp8gemm::GemmParams& p, int groups, int first) {
+  return max(0, min(groups, first + (groups + p.split_k - 1) / p.split_k) - first);
+}
+
+template <int MI, int NI>
+__device__ __forceinline__ void zero(float (&acc)[MI][NI][4]) {
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[mi][ni][j] = 0.f;
+    }
+  }
+}
+
 // Copies K tile `tile` of this CTA (A: BLOCK_M rows, rows >= m zero-filled; B: BLOCK_N rows) into
 // ring slot `slot` with 16-byte cp.async.
 template <int BLOCK_M, int BLOCK_N, int BLOCK_K, int THREADS>
@@ -137,37 +157,24 @@ __global__ void __launch_bounds__(NUM_WARPS * 32, 1) fp8_gemm(const fp8gemm::Gem
   constexpr int kNI = kWN / 8;
   constexpr int kStage = fp8gemm::stage_bytes(BLOCK_M, BLOCK_N, BLOCK_K);
   constexpr int kTilesPerGroup = fp8gemm::kScaleBlock / BLOCK_K;
-  static_assert(fp8gemm::tiling_ok(BLOCK_M, BLOCK_N, NUM_WARPS), "warps cannot tile the CTA");
-  static_assert(fp8gemm::kScaleBlock % BLOCK_K == 0, "BLOCK_K must divide the scale block");
+  static_assert(
+      fp8gemm::tiling_ok(BLOCK_M, BLOCK_N, NUM_WARPS) && fp8gemm::kScaleBlock % BLOCK_K == 0,
+      "the warps must tile the CTA and BLOCK_K divide the scale block");
   extern __shared__ __align__(16) unsigned char smem[];
-
   const int n0 = blockIdx.x * BLOCK_N;
   const int m0 = blockIdx.y * BLOCK_M;
   const int groups = p.k / fp8gemm::kScaleBlock;
-  const int per_split = (groups + p.split_k - 1) / p.split_k;
-  const int g_begin = blockIdx.z * per_split;
-  const int g_count = max(0, min(groups, g_begin + per_split) - g_begin);
-  const int k_tiles = g_count * kTilesPerGroup;
+  const int g_begin = fp8gemm_device::first_group(p, groups);
+  const int k_tiles = fp8gemm_device::group_count(p, groups, g_begin) * kTilesPerGroup;
   const int k_base = g_begin * fp8gemm::kScaleBlock;
-
-  const int warp = threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
-  const int group = lane / 4;
-  const int quad = lane % 4;
-  const int warp_m = warp / kWarpsN;
-  const int warp_n = warp % kWarpsN;
+  const int group = (threadIdx.x % 32) / 4;  // mma fragment row / column
+  const int quad = threadIdx.x % 4;          // mma fragment k / column pair
+  const int warp_m = static_cast<int>(threadIdx.x / 32) / kWarpsN;
+  const int warp_n = static_cast<int>(threadIdx.x / 32) % kWarpsN;
 
   float acc[kMI][kNI][4];
   float part[kMI][kNI][4];
-#pragma unroll
-  for (int mi = 0; mi < kMI; ++mi) {
-#pragma unroll
-    for (int ni = 0; ni < kNI; ++ni) {
-#pragma unroll
-      for (int j = 0; j < 4; ++j) acc[mi][ni][j] = 0.f;
-    }
-  }
-
+  fp8gemm_device::zero<kMI, kNI>(acc);
 #pragma unroll
   for (int s = 0; s < NUM_STAGES - 1; ++s) {
     if (s < k_tiles) {
@@ -185,16 +192,7 @@ __global__ void __launch_bounds__(NUM_WARPS * 32, 1) fp8_gemm(const fp8gemm::Gem
           smem, p, m0, n0, k_base + next * BLOCK_K, next % NUM_STAGES);
     }
     ptx::cp_async_commit();
-    if (t % kTilesPerGroup == 0) {
-#pragma unroll
-      for (int mi = 0; mi < kMI; ++mi) {
-#pragma unroll
-        for (int ni = 0; ni < kNI; ++ni) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) part[mi][ni][j] = 0.f;
-        }
-      }
-    }
+    if (t % kTilesPerGroup == 0) fp8gemm_device::zero<kMI, kNI>(part);
     const unsigned char* sa = smem + (t % NUM_STAGES) * kStage + warp_m * kWM * kRow;
     const unsigned char* sb =
         smem + (t % NUM_STAGES) * kStage + BLOCK_M * kRow + warp_n * kWN * kRow;
