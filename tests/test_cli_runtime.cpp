@@ -10,6 +10,7 @@
 
 #include "db/store/store.hpp"
 #include "db/tools/fixture.hpp"
+#include "kernels/fp8_gemm/family.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "tests/support/run_command.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -249,4 +250,65 @@ TEST_CASE("export --format vllm-json writes one file keyed by batch size") {
   const Result bad_format = run_tuner("export --db " + quoted(db) + " --format csv", true);
   CHECK(bad_format.exit_code == 2);
   CHECK(bad_format.output.find("--format 'csv' is not known: use vllm-json") != std::string::npos);
+}
+
+TEST_CASE("both families: one store, one frozen DB with both families' cubins, query and export") {
+  TempDir dir;
+  const std::string db = dir / "tuning.db";
+  const std::string frozen = dir / "frozen.db";
+  const std::int64_t run_id = write_store(db);  // sparse_mla_decode winners at 1, 16, 64
+  const tuner::Family& gemm = tuner::fp8_gemm::family();
+  const std::string gemm_shape =
+      gemm.canonicalize({{"n", "7168"}, {"k", "4096"}, {"block", "128"}}).canonical();
+  const std::string gemm_tuned =
+      R"({"block_k":128,"block_m":32,"block_n":128,"num_stages":4,"num_warps":8,"split_k":2})";
+  {
+    tuner::db::Store store = tuner::db::Store::open(db);
+    store.add_source(gemm.source_hash(), gemm.name);
+    for (int batch : {1, 128}) {
+      tuner::db::WinnerRecord w = winner(batch, kDefault, 10.0, run_id, gemm.source_hash());
+      w.family = gemm.name;
+      w.shape = gemm_shape;
+      w.default_params_json = tuner::to_json(gemm.default_config());
+      w.params_json = batch == 1 ? w.default_params_json : gemm_tuned;
+      w.decision = batch == 1 ? tuner::db::Decision::default_kept : tuner::db::Decision::tuned;
+      store.record_winner(w);
+    }
+  }
+  const Result froze = run_tuner("freeze --db " + quoted(db) + " --out " + quoted(frozen) +
+                                     " --arch sm_120 --cache-dir " + quoted(dir / "cache"),
+                                 true);
+  REQUIRE_MESSAGE(froze.exit_code == 0, froze.output);
+  CHECK(froze.output.find("froze " + frozen + ": 5 winners") != std::string::npos);
+
+  const Result gemm_query = run_tuner("query --db " + quoted(frozen) +
+                                      " --family fp8_gemm --n 7168 --k 4096 --batch 100 "
+                                      "--format json");
+  REQUIRE_MESSAGE(gemm_query.exit_code == 0, gemm_query.output);
+  const nlohmann::json found = nlohmann::json::parse(gemm_query.output);
+  CHECK(found["how"] == "bucket");
+  CHECK(found["tuned_batch"] == 128);
+  CHECK(found["params_json"] == gemm_tuned);
+  CHECK(found["shape"] == "block=128,k=4096,n=7168");
+  CHECK(found["cubin_bytes"].get<long long>() > 1000);  // a real sm_120 image
+  CHECK(found["kernel_names"].size() == 2);             // the GEMM and its split-K reduce
+
+  const nlohmann::json smla = query_json(frozen, 64);
+  CHECK(smla["how"] == "exact");
+  CHECK(smla["params_json"] == kTuned64);
+
+  const std::string out = dir / "configs";
+  const Result exported =
+      run_tuner("export --db " + quoted(frozen) + " --format vllm-json --out " + quoted(out), true);
+  REQUIRE_MESSAGE(exported.exit_code == 0, exported.output);
+  const fs::path gemm_file =
+      fs::path(out) /
+      "N=7168,K=4096,device_name=NVIDIA_H200,dtype=fp8_w8a8,block_shape=[128,128].json";
+  REQUIRE(fs::exists(gemm_file));
+  std::ifstream file(gemm_file);
+  const nlohmann::json table = nlohmann::json::parse(file);
+  CHECK(table["128"]["BLOCK_SIZE_M"] == 32);
+  CHECK(table["128"]["BLOCK_SIZE_N"] == 128);
+  CHECK(table["128"]["num_stages"] == 4);
+  CHECK(table["1"]["BLOCK_SIZE_N"] == 64);  // the default kept at batch 1
 }
