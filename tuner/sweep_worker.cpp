@@ -122,7 +122,7 @@ json to_json(const WorkerSetup& setup) {
 
 WorkerSetup worker_setup_from_json(const json& message) {
   if (!message.is_object() || message.value("op", "") != "setup") {
-    throw InputError("the sweep worker's first message must be {\"op\":\"setup\",...}, got " +
+    throw InputError(R"(the sweep worker's first message must be {"op":"setup",...}, got )" +
                      message.dump());
   }
   try {

@@ -62,7 +62,9 @@ std::optional<std::string> make_shape(const std::map<std::string, std::string, s
   for (const auto& [name, value] : dims) {
     if (pair_problem(name, value)) return std::nullopt;
     if (!text.empty()) text += ',';
-    text += name + "=" + value;
+    text += name;
+    text += '=';
+    text += value;
   }
   if (text.empty()) return std::nullopt;
   return text;

@@ -427,8 +427,12 @@ Lookup TuningDb::lookup(std::string_view family, std::string_view arch,
   const std::optional<std::string> text = make_shape(shape);
   if (!text) {
     std::string given;
-    for (const auto& [name, value] : shape)
-      given += (given.empty() ? "" : ",") + name + "=" + value;
+    for (const auto& [name, value] : shape) {
+      given += given.empty() ? "" : ",";
+      given += name;
+      given += '=';
+      given += value;
+    }
     throw DbInputError("shape '" + given + "' for family '" + std::string(family) +
                        "' is not allowed: names are [a-z0-9_]+, values [A-Za-z0-9_.-]+ without "
                        "leading zeros, at least one pair");

@@ -52,20 +52,21 @@ std::string family_rules(const Config& config, const tuner::Shape& shape) {
   return rules(from_config(config), typed_shape(shape));
 }
 
-StaticBudget budget(const Config& config, const tuner::Shape&) {
+StaticBudget budget(const Config& config, const tuner::Shape& /*shape*/) {
   return static_budget(from_config(config));
 }
 
-CompileRequest program(const Config& config, const tuner::Shape&, int arch_sm) {
+CompileRequest program(const Config& config, const tuner::Shape& /*shape*/, int arch_sm) {
   return gemm_program(from_config(config), arch_sm);
 }
 
-std::string main_kernel(const Config& config, const tuner::Shape&) {
+std::string main_kernel(const Config& config, const tuner::Shape& /*shape*/) {
   return gemm_kernel_name(from_config(config));
 }
 
 // N and K are launch arguments: one cubin serves every shape.
-CompileRequest frozen_program(const Config& config, const std::vector<tuner::Shape>&, int arch_sm) {
+CompileRequest frozen_program(const Config& config, const std::vector<tuner::Shape>& /*shapes*/,
+                              int arch_sm) {
   return gemm_program(from_config(config), arch_sm);
 }
 
@@ -82,12 +83,10 @@ std::string export_name(const tuner::Shape& shape, const std::string& device_nam
 // (its Triton kernel does not split K) and is kept as an extra key vLLM ignores.
 std::string export_entry(const Config& params) {
   const KernelConfig c = from_config(params);
-  return "{\"BLOCK_SIZE_M\":" + std::to_string(c.block_m) +
-         ",\"BLOCK_SIZE_N\":" + std::to_string(c.block_n) +
-         ",\"BLOCK_SIZE_K\":" + std::to_string(c.block_k) +
-         ",\"GROUP_SIZE_M\":1,\"num_warps\":" + std::to_string(c.num_warps) +
-         ",\"num_stages\":" + std::to_string(c.num_stages) +
-         ",\"SPLIT_K\":" + std::to_string(c.split_k) + "}";
+  return R"({"BLOCK_SIZE_M":)" + std::to_string(c.block_m) + R"(,"BLOCK_SIZE_N":)" +
+         std::to_string(c.block_n) + R"(,"BLOCK_SIZE_K":)" + std::to_string(c.block_k) +
+         R"(,"GROUP_SIZE_M":1,"num_warps":)" + std::to_string(c.num_warps) + R"(,"num_stages":)" +
+         std::to_string(c.num_stages) + R"(,"SPLIT_K":)" + std::to_string(c.split_k) + "}";
 }
 
 std::map<std::string, std::string> gemm_shape(int n, int k) {

@@ -65,13 +65,14 @@ struct State {
 
   std::size_t groups() const { return static_cast<std::size_t>(shape.k) / 128; }
 
-  void fill(CUfunction function, CUdeviceptr pointer, long long count, unsigned long long seed) {
+  void fill(CUfunction function, CUdeviceptr pointer, long long count,
+            unsigned long long seed) const {
     void* args[] = {&pointer, &count, &seed};
     const auto blocks = static_cast<unsigned>(std::clamp((count + 255) / 256, 1LL, 4096LL));
     cuda::launch(function, {blocks, 1, 1}, {256, 1, 1}, 0, stream.get(), args, "fp8_gemm fill");
   }
 
-  void draw(Operands& set, unsigned long long seed) {
+  void draw(Operands& set, unsigned long long seed) const {
     fill(utility.fill_e4m3, set.a.get(), static_cast<long long>(set.a.size()), seed * 4 + 1);
     fill(utility.fill_scale, set.a_scale.get(), static_cast<long long>(set.a_scale.size() / 4),
          seed * 4 + 2);
@@ -184,7 +185,7 @@ struct State {
   }
 
   double bytes_moved() const {
-    const double groups_d = static_cast<double>(groups());
+    const auto groups_d = static_cast<double>(groups());
     return static_cast<double>(shape.m) * shape.k + static_cast<double>(shape.n) * shape.k +
            (shape.m + shape.n / 128.0) * groups_d * 4 + static_cast<double>(shape.m) * shape.n * 2;
   }

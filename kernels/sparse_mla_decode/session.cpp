@@ -68,7 +68,7 @@ struct State {
     bytes_moved = bytes_must_move(shape, indices);
   }
 
-  DeviceProblem& current() {
+  DeviceProblem& current() const {
     if (!problem) throw std::logic_error("sparse_mla_decode session: prepare(batch) first");
     return *problem;
   }

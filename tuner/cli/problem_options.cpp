@@ -77,9 +77,15 @@ Problem parse_problem(const ProblemOptions& values) {
     if (dim.allowed.empty()) continue;
     if (std::find(dim.allowed.begin(), dim.allowed.end(), value) == dim.allowed.end()) {
       std::string allowed;
-      for (const std::string& a : dim.allowed) allowed += (allowed.empty() ? "" : " | ") + a;
-      throw InputError("--" + option_name(dim.name) + " '" + value + "' is not allowed for " +
-                       family.name + ": use one of " + allowed);
+      for (const std::string& a : dim.allowed) {
+        allowed += allowed.empty() ? "" : " | ";
+        allowed += a;
+      }
+      std::string message = "--" + option_name(dim.name) + " '" + value + "' is not allowed for ";
+      message += family.name;
+      message += ": use one of ";
+      message += allowed;
+      throw InputError(message);
     }
   }
   return Problem{&family, family.canonicalize(values.values)};
