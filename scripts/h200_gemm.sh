@@ -77,7 +77,8 @@ if [[ $step == both ]]; then
     --cache-dir "$cache" | tail -1
   "$bin/tuner" query --db "$out/frozen.db" --family fp8_gemm --n "$n" --k "$k" --batch 8
   "$bin/tuner" query --db "$out/frozen.db" --heads 128 --tp 8 --batch 8
-  TUNEDB_LIBRARY="$bin/../lib/libtunedb.so" PYTHONPATH=db/python python3 -c "
+  lib=$(ls "$bin"/../lib/libtunedb.so* "$bin"/libtunedb.so* build/db/libtunedb.so* 2>/dev/null | head -n 1)
+  TUNEDB_LIBRARY="$lib" PYTHONPATH=db/python python3 -c "
 import tunedb, sys
 with tunedb.TuningDb('$out/frozen.db') as db:
     g = db.lookup('fp8_gemm', 'sm_90', n=$n, k=$k, block=128, batch=8)
