@@ -12,6 +12,7 @@
 #include "core/cubin_cache.hpp"
 #include "core/error.hpp"
 #include "core/nvrtc.hpp"
+#include "core/templates.hpp"
 #include "kernels/fp8_gemm/family.hpp"
 #include "kernels/fp8_gemm/reference.hpp"
 #include "kernels/registry.hpp"
@@ -156,6 +157,17 @@ TEST_CASE("fp8_gemm: bad shape options exit 2 through the CLI and write no DB") 
   CHECK(outcome.exit_code == 2);
   CHECK(outcome.output.find("--n needs a positive multiple of 128") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(db));
+}
+
+TEST_CASE("fp8_gemm: its source hash covers its own templates and common/, not another family's") {
+  const Family& smla = family_by_name("sparse_mla_decode");
+  CHECK(family().source_hash() != smla.source_hash());
+  CHECK(family().source_hash() == templates_hash({"common/", "fp8_gemm/"}));
+  CHECK(family().source_hash() != templates_hash({"common/", "fp8_gemm/", "sparse_mla_decode/"}));
+  for (const SourceFile& file : gemm_program(KernelConfig{}, 120).headers) {
+    CAPTURE(file.name);
+    CHECK(file.name.rfind("sparse_mla_decode/", 0) != 0);
+  }
 }
 
 TEST_CASE("fp8_gemm: the reference and fill program compiles for sm_120 and sm_90") {
