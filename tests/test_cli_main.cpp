@@ -70,6 +70,9 @@ TEST_CASE("bad shape input exits 2 naming the field and the allowed values, and 
       {"--topk ''", "--topk needs a positive integer, got ''"},
       {"--page-size 0", "--page-size needs a positive integer, got '0'"},
       {"--n 4096", "unrecognised option '--n'"},
+      {"--shape local_heads=16,kv_format=fp8_ds_mla", "is not canonical ('kv_format' after"},
+      {"--family fp8_gemm --shape k=4096,n=7168",
+       "--shape 'k=4096,n=7168' is not fp8_gemm's canonical form: use 'block=128,k=4096,n=7168'"},
   };
   for (const Case& bad : cases) {
     CAPTURE(bad.options);

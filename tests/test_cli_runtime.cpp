@@ -111,6 +111,13 @@ TEST_CASE("query --format json: exact and bucket and default answers with their 
   const nlohmann::json tp8 = nlohmann::json::parse(tp8_run.output);
   CHECK(tp8["how"] == "exact");
   CHECK(tp8["params_json"] == kTuned64);
+  // The canonical text itself (as tunedb's C API takes it) gives the same answer.
+  const Result text_run =
+      run_tuner("query --db " + quoted(db) +
+                " --shape kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048 --batch 64 "
+                "--format json");
+  REQUIRE_MESSAGE(text_run.exit_code == 0, text_run.output);
+  CHECK(nlohmann::json::parse(text_run.output)["params_json"] == kTuned64);
 
   const nlohmann::json bucket = query_json(db, 9);
   CHECK(bucket["how"] == "bucket");

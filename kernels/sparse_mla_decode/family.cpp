@@ -28,11 +28,28 @@ int positive(const std::map<std::string, std::string>& values, const std::string
   return value;
 }
 
-tuner::Shape canonicalize(const std::map<std::string, std::string>& values) {
+// The canonical dimensions themselves (local_heads, kv_format, ...) are accepted too, as 64 / 1.
+std::map<std::string, std::string> input_dims(const std::map<std::string, std::string>& values) {
+  if (values.count("local_heads") == 0) return values;
+  std::map<std::string, std::string> inputs;
+  for (const auto& [name, value] : values) {
+    if (name == "local_heads") {
+      inputs["heads"] = value;
+      inputs["tp"] = "1";
+    } else {
+      inputs[name == "kv_format" ? "kv" : name] = value;
+    }
+  }
+  return inputs;
+}
+
+tuner::Shape canonicalize(const std::map<std::string, std::string>& given) {
+  const std::map<std::string, std::string> values = input_dims(given);
   for (const auto& [name, value] : values) {
     if (name != "heads" && name != "tp" && name != "topk" && name != "kv" && name != "page_size") {
       throw InputError("sparse_mla_decode has no shape dimension '" + name +
-                       "': its dimensions are heads, tp, topk, kv, page_size");
+                       "': its dimensions are heads, tp, topk, kv, page_size (canonical: "
+                       "kv_format, local_heads, page_size, topk)");
     }
   }
   Shape shape;

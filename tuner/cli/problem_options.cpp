@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "kernels/registry.hpp"
+#include "tuner/shape_text.hpp"
 
 namespace po = boost::program_options;
 
@@ -33,6 +34,9 @@ ProblemOptions problem_options_for(const Args& args) {
 void add_problem_options(po::options_description& options, ProblemOptions& values) {
   options.add_options()("family", po::value(&values.family_name)->default_value(values.family_name),
                         ("kernel family: " + family_names()).c_str());
+  options.add_options()("shape", po::value(&values.shape_text),
+                        "the canonical shape text as the DB keys it (tuner query prints it), "
+                        "instead of the dimension options, e.g. block=128,k=4096,n=7168");
   for (const ShapeDim& dim : values.family->dims) {
     std::string help = dim.help;
     if (!dim.allowed.empty()) {
@@ -70,8 +74,25 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
   return values;
 }
 
+namespace {
+
+// --shape: canonical text that the family's own canonicalization reproduces.
+Problem parse_shape_text(const Family& family, const std::string& text) {
+  const Shape given = parse_canonical_shape(text);
+  const Shape canonical =
+      family.canonicalize(std::map<std::string, std::string>(given.dims.begin(), given.dims.end()));
+  if (!(canonical == given)) {
+    throw InputError("--shape '" + text + "' is not " + family.name + "'s canonical form: use '" +
+                     canonical.canonical() + "'");
+  }
+  return Problem{&family, canonical};
+}
+
+}  // namespace
+
 Problem parse_problem(const ProblemOptions& values) {
   const Family& family = family_by_name(values.family_name);
+  if (!values.shape_text.empty()) return parse_shape_text(family, values.shape_text);
   for (const ShapeDim& dim : family.dims) {
     const std::string& value = values.values.at(dim.name);
     if (dim.allowed.empty()) continue;

@@ -17,6 +17,7 @@ struct ProblemOptions {
   const Family* family = nullptr;
   std::string family_name;
   std::map<std::string, std::string> values;  // dimension name -> text (defaults filled in)
+  std::string shape_text;  // --shape: the canonical text, instead of the dimension options
 };
 
 // Finds --family in `args` (default: the first registered family) and fills the defaults of its
@@ -32,7 +33,8 @@ struct Problem {
   Shape shape;  // canonical
 };
 
-// Throws InputError naming the option and the allowed values.
+// Throws InputError naming the option and the allowed values, or, for --shape, when the text is
+// not the family's canonical form.
 Problem parse_problem(const ProblemOptions& values);
 
 // "--page-size" for the dimension "page_size".
