@@ -30,7 +30,7 @@ int positive(const std::map<std::string, std::string>& values, const std::string
 
 // The canonical dimensions themselves (local_heads, kv_format, ...) are accepted too, as 64 / 1.
 std::map<std::string, std::string> input_dims(const std::map<std::string, std::string>& values) {
-  if (values.count("local_heads") == 0) return values;
+  if (!values.contains("local_heads")) return values;
   std::map<std::string, std::string> inputs;
   for (const auto& [name, value] : values) {
     if (name == "local_heads") {
