@@ -106,9 +106,8 @@ struct State {
   }
 
   const Loaded& load(const KernelConfig& config) {
-    KernelConfig key = config;
-    key.split_k = 0;  // launch-only
-    const std::string id = describe(to_config(key));
+    // One load per compile key: SPLIT_K is launch-only.
+    const std::string id = compile_key(to_config(config), parameter_space());
     const auto found = loaded.find(id);
     if (found != loaded.end()) return found->second;
     const CachedCompile compiled = compile_cached(cache, gemm_program(config, setup.arch_sm));

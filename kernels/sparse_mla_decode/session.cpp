@@ -11,6 +11,7 @@
 #include "kernels/sparse_mla_decode/geometry.hpp"
 #include "kernels/sparse_mla_decode/launch.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
+#include "kernels/sparse_mla_decode/space.hpp"
 #include "kernels/sparse_mla_decode/traffic.hpp"
 #include "kernels/sparse_mla_decode/verify.hpp"
 
@@ -34,9 +35,8 @@ struct State {
         utility(load_utility_kernels(s.arch_sm)) {}
 
   const DecodeKernels& kernels_for(const KernelConfig& config) {
-    KernelConfig key = config;
-    key.target_ctas = 0;  // launch-only: one load serves every TARGET_CTAS
-    const std::string compile_id = describe(to_config(key));
+    // One load per compile key: TARGET_CTAS is launch-only.
+    const std::string compile_id = compile_key(to_config(config), parameter_space());
     auto found = loaded.find(compile_id);
     if (found != loaded.end()) return found->second;
     const CachedCompile compiled =
