@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "db/sqlite/sqlite.hpp"
 #include "db/store/store.hpp"
 #include "db/tools/fixture.hpp"
 #include "kernels/fp8_gemm/family.hpp"
@@ -318,4 +319,31 @@ TEST_CASE("both families: one store, one frozen DB with both families' cubins, q
   CHECK(table["128"]["BLOCK_SIZE_N"] == 128);
   CHECK(table["128"]["num_stages"] == 4);
   CHECK(table["1"]["BLOCK_SIZE_N"] == 64);  // the default kept at batch 1
+}
+
+TEST_CASE("a schema-1 DB is refused by every command, naming the file and the fix, and unchanged") {
+  TempDir dir;
+  const std::string db = dir / "old.db";
+  write_store(db);
+  {
+    const tuner::db::Connection connection =
+        tuner::db::Connection::open(db, tuner::db::OpenMode::read_write_create);
+    connection.exec("PRAGMA user_version = 1");
+  }
+  for (const std::string& command :
+       {"query --db " + quoted(db) + " --batch 8",
+        "export --db " + quoted(db) + " --format vllm-json",
+        "report --db " + quoted(db) + " --out " + quoted(dir / "report"),
+        "plan --arch sm_120 --db " + quoted(db) + " --cache-dir " + quoted(dir / "cache")}) {
+    CAPTURE(command);
+    const Result refused = run_tuner(command, true);
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.output.find(db + " has schema version 1, written before shapes were data") !=
+          std::string::npos);
+    CHECK(refused.output.find("re-run `tuner sweep --db NEW.db`") != std::string::npos);
+  }
+  const tuner::db::Connection after =
+      tuner::db::Connection::open(db, tuner::db::OpenMode::read_only);
+  CHECK(after.query_int64("PRAGMA user_version") == 1);
+  CHECK(after.query_int64("SELECT COUNT(*) FROM runs") == 1);  // the plan recorded no run
 }
