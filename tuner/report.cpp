@@ -11,6 +11,8 @@
 
 #include "core/error.hpp"
 #include "db/store/winner_rule.hpp"
+#include "kernels/registry.hpp"
+#include "tuner/shape_text.hpp"
 
 namespace tuner::report {
 
@@ -371,10 +373,23 @@ std::string decision_text(const BatchResult& result) {
   return result.decision ? db::to_string(*result.decision) : "-";
 }
 
+// The family's words for the shape when it is a known family (the DB may hold others).
+std::string shape_words(const SeriesKey& key) {
+  for (const Family* family : families()) {
+    if (family->name != key.family) continue;
+    try {
+      return family->describe_shape(parse_canonical_shape(key.shape)) + " [" + key.shape + "]";
+    } catch (const std::exception&) {
+      break;  // a shape this build's family cannot read: show the text
+    }
+  }
+  return key.shape;
+}
+
 }  // namespace
 
 std::string describe(const SeriesKey& key) {
-  return key.family + " " + key.shape + "; pruned for " + key.budget_arch + ", timed on " +
+  return key.family + " " + shape_words(key) + "; pruned for " + key.budget_arch + ", timed on " +
          key.device_name;
 }
 
