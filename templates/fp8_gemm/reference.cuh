@@ -12,8 +12,10 @@ __device__ __forceinline__ float e4m3_to_float(unsigned char bits) {
   const int exponent = (bits >> 3) & 15;
   const int mantissa = bits & 7;
   // The fills never produce NaN (0x7f / 0xff).
+  // 2^(exponent - 10) built from its bits: exact, unlike exp2f's approximation.
+  const float power = __int_as_float((exponent - 10 + 127) << 23);
   const float magnitude = exponent == 0 ? mantissa * 0.001953125f  // 2^-9: subnormal step
-                                        : (8 + mantissa) * exp2f(static_cast<float>(exponent - 10));
+                                        : static_cast<float>(8 + mantissa) * power;
   return sign != 0 ? -magnitude : magnitude;
 }
 
