@@ -71,6 +71,13 @@ constexpr int kBatches = 100;  // tuned batches 1, 4, 7, ..., 298
 
 int tuned_batch(int i) { return 1 + 3 * i; }
 
+// Shape text as the DB keys it (db/ knows no family: any canonical name=value text will do).
+std::string shape_text(int heads, int tp, int topk) {
+  return "attn_tp=" + std::to_string(tp) +
+         ",kv_format=fp8_ds_mla,n_heads=" + std::to_string(heads) +
+         ",page_size=64,topk=" + std::to_string(topk);
+}
+
 const std::vector<std::string>& params_pool() {
   static const std::vector<std::string> pool = {
       R"({"block_h":16,"block_t":16,"num_stages":2,"num_warps":4,"target_ctas":512})",
@@ -119,11 +126,7 @@ const Fixture& fixture() {
             w.budget_arch = kArch;
             w.measured_arch = "sm_90";
             w.device_name = "NVIDIA H200";
-            w.n_heads = heads;
-            w.attn_tp = tp;
-            w.topk = topk;
-            w.kv_format = "fp8_ds_mla";
-            w.page_size = 64;
+            w.shape = shape_text(heads, tp, topk);
             w.batch = tuned_batch(i);
             w.params_json = params_pool()[n % params_pool().size()];
             w.median_us = 10.0 + static_cast<double>(n % 97);
@@ -156,7 +159,7 @@ const Fixture& fixture() {
 }
 
 struct Query {
-  tunedb::Shape shape;
+  std::string shape;  // canonical text
   int batch = 0;
 };
 
@@ -167,11 +170,9 @@ std::vector<Query> queries(BatchOf batch_of, bool tuned_shapes) {
   std::vector<Query> list;
   for (int i = 0; i < 4096; ++i) {
     Query q;
-    q.shape.n_heads = kHeads[random() % kHeads.size()];
-    q.shape.attn_tp = kTp[random() % kTp.size()];
-    q.shape.topk = tuned_shapes ? kTopk[random() % kTopk.size()] : 3000;  // 3000: never tuned
-    q.shape.kv_format = "fp8_ds_mla";
-    q.shape.page_size = 64;
+    const int heads = kHeads[random() % kHeads.size()];
+    const int tp = kTp[random() % kTp.size()];
+    q.shape = shape_text(heads, tp, tuned_shapes ? kTopk[random() % kTopk.size()] : 3000);
     q.batch = batch_of(static_cast<int>(random() % kBatches));
     list.push_back(q);
   }

@@ -7,6 +7,6 @@ build_dir=${1:-build}
 files=$(git ls-files '*.cpp' '*.hpp' '*.h' '*.cuh' '*.c')
 status=0
 clang-format --dry-run --Werror $files || status=1
-sources=$(git ls-files 'tuner/*.cpp' 'kernels/*.cpp' 'db/*.cpp')
+sources=$(git ls-files 'core/*.cpp' 'tuner/*.cpp' 'kernels/*.cpp' 'db/*.cpp')
 clang-tidy -p "$build_dir" --quiet $sources 2>/dev/null | grep -E "warning:|error:" && status=1
 exit $status

@@ -33,16 +33,15 @@ def fail(message, code=2):
 
 
 def series_slug(key):
-    family, heads, tp, topk, kv, page, budget, device = key
-    slug = f"{family}-h{heads}-tp{tp}-k{topk}-{kv}-p{page}-{budget}-{device}"
+    family, shape, budget, device = key
+    slug = f"{family}-{shape}-{budget}-{device}"
     return re.sub(r"[^A-Za-z0-9_-]", "_", slug)
 
 
 def describe(key):
-    family, heads, tp, topk, kv, page, budget, device = key
+    family, shape, budget, device = key
     # Budget arch (whose limits pruned) and the device that measured: never read as one thing.
-    return (f"{family} {heads} heads / TP {tp}, topk {topk}, {kv}, page {page}; "
-            f"pruned for {budget}, timed on {device}")
+    return f"{family} {shape}; pruned for {budget}, timed on {device}"
 
 
 def compact_params(params_json):
@@ -69,18 +68,18 @@ def load(db, run_id, family):
     if run_id is not None and run_id not in runs:
         fail(f"run {run_id} is not in the DB (it holds runs {sorted(runs) or 'none'}); pass one of those")
     winner_sql = (
-        "SELECT family, n_heads, attn_tp, topk, kv_format, page_size, budget_arch, device_name, "
+        "SELECT family, shape, budget_arch, device_name, "
         "batch, params_json, median_us, default_params_json, default_median_us, bytes_moved, run_id "
         "FROM winners WHERE (?1 IS NULL OR family = ?1) AND (?2 IS NULL OR run_id = ?2)")
     winners = {}
     for row in db.execute(winner_sql, (family, run_id)):
-        key, batch = tuple(row[:8]), row[8]
+        key, batch = tuple(row[:4]), row[4]
         winners[(key, batch)] = {
-            "params": row[9], "median_us": row[10], "default_params": row[11],
-            "default_us": row[12], "bytes_moved": row[13], "copy_gbs": runs.get(row[14]),
+            "params": row[5], "median_us": row[6], "default_params": row[7],
+            "default_us": row[8], "bytes_moved": row[9], "copy_gbs": runs.get(row[10]),
         }
     trial_sql = (
-        "SELECT t.id, p.family, p.n_heads, p.attn_tp, p.topk, p.kv_format, p.page_size, "
+        "SELECT t.id, p.family, p.shape, "
         "t.budget_arch, t.device_name, p.batch, t.params_json, t.median_us, t.bytes_moved, t.run_id, "
         "t.problem_id, t.measured_arch FROM trials t JOIN problems p ON p.id = t.problem_id "
         "WHERE t.stage = 'measure' AND t.fate = 'measured' AND t.median_us > 0 AND p.batch > 0 "
@@ -88,12 +87,12 @@ def load(db, run_id, family):
     latest = {}
     for row in db.execute(trial_sql, (family, run_id)):
         # A later trial of the same config replaces an earlier one (rows come by id).
-        latest[(row[14], row[10], row[7], row[15], row[8])] = row
+        latest[(row[10], row[6], row[3], row[11], row[4])] = row
     trials = {}
     for row in latest.values():
-        key, batch = tuple(row[1:9]), row[9]
-        trials.setdefault(key, {}).setdefault(batch, {})[row[10]] = {
-            "median_us": row[11], "bytes_moved": row[12], "copy_gbs": runs.get(row[13]),
+        key, batch = tuple(row[1:5]), row[5]
+        trials.setdefault(key, {}).setdefault(batch, {})[row[6]] = {
+            "median_us": row[7], "bytes_moved": row[8], "copy_gbs": runs.get(row[9]),
         }
     return winners, trials
 

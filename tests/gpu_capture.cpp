@@ -17,9 +17,15 @@
 #include <string>
 #include <vector>
 
+#include "core/arch.hpp"
+#include "core/config.hpp"
+#include "core/cuda_driver.hpp"
+#include "core/error.hpp"
+#include "core/measure.hpp"
 #include "db/store/store.hpp"
 #include "db/tunedb/tunedb.hpp"
 #include "kernels/sparse_mla_decode/device_inputs.hpp"
+#include "kernels/sparse_mla_decode/family.hpp"
 #include "kernels/sparse_mla_decode/geometry.hpp"
 #include "kernels/sparse_mla_decode/launch.hpp"
 #include "kernels/sparse_mla_decode/reference.hpp"
@@ -29,11 +35,6 @@
 #include "kernels/sparse_mla_decode/verify.hpp"
 #include "tests/support/run_command.hpp"
 #include "tests/support/temp_dir.hpp"
-#include "tuner/arch.hpp"
-#include "tuner/config.hpp"
-#include "tuner/cuda_driver.hpp"
-#include "tuner/error.hpp"
-#include "tuner/measure.hpp"
 
 namespace fs = std::filesystem;
 using namespace tuner;
@@ -60,8 +61,8 @@ KernelConfig tuned_config() {
 // Batch 1 and 64 tuned, batch 8 kept the default.
 KernelConfig winner_config(int batch) { return batch == 8 ? default_config() : tuned_config(); }
 
-Shape shape_for(int batch) {
-  Shape shape;  // 64 heads / TP 4, topk 2048, fp8_ds_mla, page 64
+smla_family::Shape shape_for(int batch) {
+  smla_family::Shape shape;  // 64 heads / TP 4, topk 2048, fp8_ds_mla, page 64
   shape.batch = batch;
   return shape;
 }
@@ -81,17 +82,13 @@ void write_store(const std::string& path, const std::string& arch_name,
   store.add_source(source_hash(), kFamilyName);
   const std::string default_json = to_json(to_config(default_config()));
   for (int batch : kBatches) {
-    const Shape shape = shape_for(batch);
+    const smla_family::Shape shape = shape_for(batch);
     db::WinnerRecord winner;
     winner.family = kFamilyName;
     winner.budget_arch = arch_name;
     winner.measured_arch = arch_name;
     winner.device_name = device_name;
-    winner.n_heads = shape.n_heads;
-    winner.attn_tp = shape.attn_tp;
-    winner.topk = shape.topk;
-    winner.kv_format = std::string(to_string(shape.kv_format));
-    winner.page_size = shape.page_size;
+    winner.shape = canonical_shape(shape).canonical();
     winner.batch = batch;
     winner.params_json = to_json(to_config(winner_config(batch)));
     winner.median_us = 10.0 * batch;
@@ -168,9 +165,8 @@ TEST_CASE(
   // Start-up: open the frozen DB, load every winner's cubin, allocate every batch's buffers.
   const tunedb::TuningDb db = tunedb::TuningDb::open(frozen_path);
   CHECK(db.info().frozen);
-  const Shape base = shape_for(1);
-  const std::string kv_name(to_string(base.kv_format));
-  const tunedb::Shape key{base.n_heads, base.attn_tp, base.topk, kv_name, base.page_size};
+  const smla_family::Shape base = shape_for(1);
+  const std::string key = canonical_shape(base).canonical();
   std::vector<std::unique_ptr<DecodeKernels>> kernels_by_config(db.config_count());
   for (int batch : kBatches) {
     const tunedb::Lookup found = db.lookup(kFamilyName, arch_name, key, batch);
@@ -183,7 +179,7 @@ TEST_CASE(
   std::map<int, DeviceProblem> problems;
   std::map<int, DeviceOutputs> references;
   for (int batch : kBatches) {
-    const Shape shape = shape_for(batch);
+    const smla_family::Shape shape = shape_for(batch);
     const InputSpec spec{shape, kNumTokens, 1, 30, 7000u + static_cast<unsigned>(batch)};
     const int splits = launch_geometry(winner_config(batch), shape).num_splits;
     problems.emplace(batch, make_device_problem(utility, spec, splits, stream.get()));

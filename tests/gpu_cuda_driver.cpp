@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "tuner/cuda_driver.hpp"
-#include "tuner/error.hpp"
-#include "tuner/nvrtc.hpp"
+#include "core/cuda_driver.hpp"
+#include "core/error.hpp"
+#include "core/nvrtc.hpp"
 
 namespace cuda = tuner::cuda;
 

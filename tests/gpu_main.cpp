@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "tuner/cuda_driver.hpp"
+#include "core/cuda_driver.hpp"
 
 int main(int argc, char** argv) {
   std::string why_not;

@@ -16,6 +16,9 @@
 #include <numeric>
 #include <set>
 
+#include "core/cuda_driver.hpp"
+#include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "kernels/sparse_mla_decode/device_inputs.hpp"
 #include "kernels/sparse_mla_decode/geometry.hpp"
 #include "kernels/sparse_mla_decode/launch.hpp"
@@ -24,9 +27,6 @@
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "kernels/sparse_mla_decode/verify.hpp"
 #include "templates/sparse_mla_decode/layout.h"
-#include "tuner/cuda_driver.hpp"
-#include "tuner/error.hpp"
-#include "tuner/parallel.hpp"
 
 using namespace tuner;
 using namespace tuner::smla_family;

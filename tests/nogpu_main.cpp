@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "tuner/cuda_driver.hpp"
+#include "core/cuda_driver.hpp"
 
 int main(int argc, char** argv) {
   if (tuner::cuda::gpu_available()) {

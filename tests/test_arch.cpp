@@ -1,4 +1,4 @@
-#include "tuner/arch.hpp"
+#include "core/arch.hpp"
 
 #include <doctest/doctest.h>
 
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "tuner/cuda_driver.hpp"
-#include "tuner/error.hpp"
+#include "core/cuda_driver.hpp"
+#include "core/error.hpp"
 
 using tuner::Arch;
 using tuner::ArchDisagreement;

@@ -50,3 +50,35 @@ TEST_CASE("tuner plan --db records one plan-stage trial per member of the cross 
   CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'plan'") == 864);
   CHECK(count(db, "SELECT COUNT(DISTINCT run_id) FROM trials") == 2);
 }
+
+TEST_CASE("bad shape input exits 2 naming the field and the allowed values, and writes no DB") {
+  const TempDir dir;
+  const fs::path db = dir / "plan.db";
+  const auto plan = [&](const std::string& options) {
+    return run_with_stderr("'" + kTunerBinary + "' plan --arch sm_120 --cache-dir '" +
+                           (dir / "cache").string() + "' --db '" + db.string() + "' " + options);
+  };
+  struct Case {
+    const char* options;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"--family dense_gemm", "unknown family 'dense_gemm': known families are sparse_mla_decode"},
+      {"--kv int4",
+       "--kv 'int4' is not allowed for sparse_mla_decode: use one of fp8_ds_mla | bf16"},
+      {"--heads 64 --tp 3", "heads 64 is not divisible by tp 3"},
+      {"--topk ''", "--topk needs a positive integer, got ''"},
+      {"--page-size 0", "--page-size needs a positive integer, got '0'"},
+      {"--n 4096", "unrecognised option '--n'"},
+      {"--shape local_heads=16,kv_format=fp8_ds_mla", "is not canonical ('kv_format' after"},
+      {"--family fp8_gemm --shape k=4096,n=7168",
+       "--shape 'k=4096,n=7168' is not fp8_gemm's canonical form: use 'block=128,k=4096,n=7168'"},
+  };
+  for (const Case& bad : cases) {
+    CAPTURE(bad.options);
+    const CommandResult outcome = plan(bad.options);
+    CHECK(outcome.exit_code == 2);
+    CHECK(outcome.output.find(bad.message) != std::string::npos);
+    CHECK_FALSE(fs::exists(db));
+  }
+}

@@ -8,8 +8,10 @@
 #include <sstream>
 #include <string>
 
+#include "db/sqlite/sqlite.hpp"
 #include "db/store/store.hpp"
 #include "db/tools/fixture.hpp"
+#include "kernels/fp8_gemm/family.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "tests/support/run_command.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -102,7 +104,21 @@ TEST_CASE("query --format json: exact and bucket and default answers with their 
   CHECK(exact["device_name"] == "NVIDIA H200");
   CHECK(exact["default_kept"] == false);
   CHECK(exact["frozen"] == false);
-  CHECK(exact["shape"]["kv_format"] == "fp8_ds_mla");
+  CHECK(exact["shape"] == "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048");
+  // 128 heads over TP 8 reach the kernel as the same 16 local heads: the same answer.
+  const Result tp8_run =
+      run_tuner("query --db " + quoted(db) + " --heads 128 --tp 8 --batch 64 --format json");
+  REQUIRE_MESSAGE(tp8_run.exit_code == 0, tp8_run.output);
+  const nlohmann::json tp8 = nlohmann::json::parse(tp8_run.output);
+  CHECK(tp8["how"] == "exact");
+  CHECK(tp8["params_json"] == kTuned64);
+  // The canonical text itself (as tunedb's C API takes it) gives the same answer.
+  const Result text_run =
+      run_tuner("query --db " + quoted(db) +
+                " --shape kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048 --batch 64 "
+                "--format json");
+  REQUIRE_MESSAGE(text_run.exit_code == 0, text_run.output);
+  CHECK(nlohmann::json::parse(text_run.output)["params_json"] == kTuned64);
 
   const nlohmann::json bucket = query_json(db, 9);
   CHECK(bucket["how"] == "bucket");
@@ -227,8 +243,8 @@ TEST_CASE("export --format vllm-json writes one file keyed by batch size") {
   for (const auto& entry : fs::directory_iterator(out)) files.push_back(entry.path());
   REQUIRE(files.size() == 1);
   CHECK(files[0].filename() ==
-        "sparse_mla_decode,heads=64,tp=4,topk=2048,kv=fp8_ds_mla,device=NVIDIA_H200,"
-        "arch=sm_120.json");
+        "sparse_mla_decode,local_heads=16,topk=2048,kv=fp8_ds_mla,page=64,"
+        "device_name=NVIDIA_H200.json");
   std::ifstream file(files[0]);
   const nlohmann::ordered_json table = nlohmann::ordered_json::parse(file);
   std::vector<std::string> keys;
@@ -242,4 +258,92 @@ TEST_CASE("export --format vllm-json writes one file keyed by batch size") {
   const Result bad_format = run_tuner("export --db " + quoted(db) + " --format csv", true);
   CHECK(bad_format.exit_code == 2);
   CHECK(bad_format.output.find("--format 'csv' is not known: use vllm-json") != std::string::npos);
+}
+
+TEST_CASE("both families: one store, one frozen DB with both families' cubins, query and export") {
+  TempDir dir;
+  const std::string db = dir / "tuning.db";
+  const std::string frozen = dir / "frozen.db";
+  const std::int64_t run_id = write_store(db);  // sparse_mla_decode winners at 1, 16, 64
+  const tuner::Family& gemm = tuner::fp8_gemm::family();
+  const std::string gemm_shape =
+      gemm.canonicalize({{"n", "7168"}, {"k", "4096"}, {"block", "128"}}).canonical();
+  const std::string gemm_tuned =
+      R"({"block_k":128,"block_m":32,"block_n":128,"num_stages":4,"num_warps":8,"split_k":2})";
+  {
+    tuner::db::Store store = tuner::db::Store::open(db);
+    store.add_source(gemm.source_hash(), gemm.name);
+    for (int batch : {1, 128}) {
+      tuner::db::WinnerRecord w = winner(batch, kDefault, 10.0, run_id, gemm.source_hash());
+      w.family = gemm.name;
+      w.shape = gemm_shape;
+      w.default_params_json = tuner::to_json(gemm.default_config());
+      w.params_json = batch == 1 ? w.default_params_json : gemm_tuned;
+      w.decision = batch == 1 ? tuner::db::Decision::default_kept : tuner::db::Decision::tuned;
+      store.record_winner(w);
+    }
+  }
+  const Result froze = run_tuner("freeze --db " + quoted(db) + " --out " + quoted(frozen) +
+                                     " --arch sm_120 --cache-dir " + quoted(dir / "cache"),
+                                 true);
+  REQUIRE_MESSAGE(froze.exit_code == 0, froze.output);
+  CHECK(froze.output.find("froze " + frozen + ": 5 winners") != std::string::npos);
+
+  const Result gemm_query = run_tuner("query --db " + quoted(frozen) +
+                                      " --family fp8_gemm --n 7168 --k 4096 --batch 100 "
+                                      "--format json");
+  REQUIRE_MESSAGE(gemm_query.exit_code == 0, gemm_query.output);
+  const nlohmann::json found = nlohmann::json::parse(gemm_query.output);
+  CHECK(found["how"] == "bucket");
+  CHECK(found["tuned_batch"] == 128);
+  CHECK(found["params_json"] == gemm_tuned);
+  CHECK(found["shape"] == "block=128,k=4096,n=7168");
+  CHECK(found["cubin_bytes"].get<long long>() > 1000);  // a real sm_120 image
+  CHECK(found["kernel_names"].size() == 2);             // the GEMM and its split-K reduce
+
+  const nlohmann::json smla = query_json(frozen, 64);
+  CHECK(smla["how"] == "exact");
+  CHECK(smla["params_json"] == kTuned64);
+
+  const std::string out = dir / "configs";
+  const Result exported =
+      run_tuner("export --db " + quoted(frozen) + " --format vllm-json --out " + quoted(out), true);
+  REQUIRE_MESSAGE(exported.exit_code == 0, exported.output);
+  const fs::path gemm_file =
+      fs::path(out) /
+      "N=7168,K=4096,device_name=NVIDIA_H200,dtype=fp8_w8a8,block_shape=[128,128].json";
+  REQUIRE(fs::exists(gemm_file));
+  std::ifstream file(gemm_file);
+  const nlohmann::json table = nlohmann::json::parse(file);
+  CHECK(table["128"]["BLOCK_SIZE_M"] == 32);
+  CHECK(table["128"]["BLOCK_SIZE_N"] == 128);
+  CHECK(table["128"]["num_stages"] == 4);
+  CHECK(table["1"]["BLOCK_SIZE_N"] == 64);  // the default kept at batch 1
+}
+
+TEST_CASE("a schema-1 DB is refused by every command, naming the file and the fix, and unchanged") {
+  TempDir dir;
+  const std::string db = dir / "old.db";
+  write_store(db);
+  {
+    const tuner::db::Connection connection =
+        tuner::db::Connection::open(db, tuner::db::OpenMode::read_write_create);
+    connection.exec("PRAGMA user_version = 1");
+  }
+  for (const std::string& command :
+       {"query --db " + quoted(db) + " --batch 8",
+        "export --db " + quoted(db) + " --format vllm-json",
+        "report --db " + quoted(db) + " --out " + quoted(dir / "report"),
+        "plan --arch sm_120 --db " + quoted(db) + " --cache-dir " + quoted(dir / "cache")}) {
+    CAPTURE(command);
+    const Result refused = run_tuner(command, true);
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.output.find(db + " has schema version 1, written before shapes were data") !=
+          std::string::npos);
+    CHECK(refused.output.find("re-run `tuner sweep --db NEW.db`") != std::string::npos);
+  }
+  const tuner::db::Connection after =
+      tuner::db::Connection::open(db, tuner::db::OpenMode::read_only);
+  CHECK(after.query_int64("PRAGMA user_version") == 1);
+  CHECK(after.query_int64("SELECT COUNT(*) FROM runs") == 1);  // the plan recorded no run
 }

@@ -1,4 +1,4 @@
-#include "tuner/cubin_cache.hpp"
+#include "core/cubin_cache.hpp"
 
 #include <doctest/doctest.h>
 
@@ -7,9 +7,9 @@
 #include <fstream>
 #include <string>
 
+#include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "tests/support/temp_dir.hpp"
-#include "tuner/error.hpp"
-#include "tuner/parallel.hpp"
 
 namespace fs = std::filesystem;
 using tuner::CachedCompile;

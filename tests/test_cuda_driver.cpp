@@ -6,8 +6,8 @@
 #include <string>
 #include <utility>
 
-#include "tuner/cuda_driver.hpp"
-#include "tuner/error.hpp"
+#include "core/cuda_driver.hpp"
+#include "core/error.hpp"
 
 namespace cuda = tuner::cuda;
 

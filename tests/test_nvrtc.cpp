@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <string>
 
-#include "tuner/error.hpp"
-#include "tuner/nvrtc.hpp"
+#include "core/error.hpp"
+#include "core/nvrtc.hpp"
 
 namespace {
 

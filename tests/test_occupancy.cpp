@@ -1,4 +1,4 @@
-#include "tuner/occupancy.hpp"
+#include "core/occupancy.hpp"
 
 #include <doctest/doctest.h>
 
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "tuner/arch.hpp"
+#include "core/arch.hpp"
 
 using tuner::Arch;
 using tuner::BlockResources;

@@ -9,10 +9,12 @@
 #include <sstream>
 #include <string>
 
+#include "core/error.hpp"
+#include "kernels/sparse_mla_decode/family.hpp"
+#include "kernels/sparse_mla_decode/space.hpp"
 #include "templates/sparse_mla_decode/layout.h"
 #include "tests/support/run_command.hpp"
 #include "tests/support/temp_dir.hpp"
-#include "tuner/error.hpp"
 
 namespace fs = std::filesystem;
 using tuner::Fate;
@@ -25,7 +27,9 @@ using tuner::test::TempDir;
 
 tuner::PlanRequest default_request(const std::string& arch) {
   tuner::PlanRequest request;
-  request.shape = tuner::smla_family::Shape{};  // 64 heads, TP 4, topk 2048, fp8_ds_mla
+  request.family = &tuner::smla_family::family();
+  // 64 heads, TP 4 (16 local heads), topk 2048, fp8_ds_mla, page 64
+  request.shape = tuner::smla_family::canonical_shape(tuner::smla_family::Shape{});
   request.arch = tuner::arch_by_name(arch);
   return request;
 }
@@ -35,7 +39,7 @@ tuner::PlanRequest default_request(const std::string& arch) {
 struct Sm120Plan {
   TempDir cache_dir;
   tuner::CubinCache cache{cache_dir.path()};
-  PlanResult result = tuner::plan_sparse_mla_decode(default_request("sm_120"), cache);
+  PlanResult result = tuner::plan(default_request("sm_120"), cache);
 };
 
 const Sm120Plan& sm120_plan() {
@@ -46,9 +50,9 @@ const Sm120Plan& sm120_plan() {
 const PlanRow& find_row(const PlanResult& result, int block_t, int block_h, int warps, int stages,
                         int ctas) {
   for (const PlanRow& row : result.rows) {
-    const auto& k = row.kernel;
-    if (k.block_t == block_t && k.block_h == block_h && k.num_warps == warps &&
-        k.num_stages == stages && k.target_ctas == ctas) {
+    const tuner::Config& k = row.config;
+    if (k.at("block_t") == block_t && k.at("block_h") == block_h && k.at("num_warps") == warps &&
+        k.at("num_stages") == stages && k.at("target_ctas") == ctas) {
       return row;
     }
   }
@@ -100,7 +104,7 @@ TEST_CASE("plan: budget reasons name the limit and the figure") {
 
 TEST_CASE("plan: after-compile reasons: spills (unless allowed), the register file") {
   const tuner::Arch sm120 = tuner::arch_by_name("sm_120");
-  const tuner::smla_family::StaticBudget budget{60000, 120, 128};
+  const tuner::StaticBudget budget{60000, 120, 128};
   tuner::CompiledFigures figures;
   figures.succeeded = true;
   figures.ptxas.registers = 255;
@@ -111,7 +115,7 @@ TEST_CASE("plan: after-compile reasons: spills (unless allowed), the register fi
         "ptxas spills 12 B (stores 4 B, loads 8 B; --allow-spills keeps it)");
   CHECK(tuner::after_compile_prune_reason(figures, budget, sm120, true).empty());
 
-  const tuner::smla_family::StaticBudget wide{60000, 120, 512};
+  const tuner::StaticBudget wide{60000, 120, 512};
   figures.ptxas.spill_store_bytes = figures.ptxas.spill_load_bytes = 0;
   figures.ptxas.registers = 200;
   figures.occupancy = tuner::compute_occupancy(sm120, {512, 200, 60000});
@@ -123,7 +127,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
   const PlanResult& plan = sm120_plan().result;
 
   SUBCASE("16 local heads; one row per member of the cross product, each with a reason") {
-    CHECK(plan.shape.n_local_heads() == 16);
+    CHECK(plan.shape.integer("local_heads") == 16);
     REQUIRE(plan.rows.size() == 3u * 3 * 3 * 4 * 4);
     std::set<std::string> configs;
     for (const PlanRow& row : plan.rows) {
@@ -183,8 +187,9 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
       if (row.compiled) {
         compiled_keys.insert(tuner::compile_key(row.config, tuner::smla_family::parameter_space()));
       }
-      const PlanRow& base = find_row(plan, row.kernel.block_t, row.kernel.block_h,
-                                     row.kernel.num_warps, row.kernel.num_stages, 128);
+      const tuner::Config& k = row.config;
+      const PlanRow& base = find_row(plan, k.at("block_t"), k.at("block_h"), k.at("num_warps"),
+                                     k.at("num_stages"), 128);
       CHECK(row.fate == base.fate);
     }
     CHECK(plan.compile_keys == static_cast<int>(compiled_keys.size()));
@@ -219,7 +224,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
   SUBCASE("the audit (sharing the plan's cache) finds no false prunes") {
     tuner::PlanRequest request = default_request("sm_120");
     request.audit = true;
-    const PlanResult audit = tuner::plan_sparse_mla_decode(request, sm120_plan().cache);
+    const PlanResult audit = tuner::plan(request, sm120_plan().cache);
     CHECK(audit.false_prunes == 0);
     // Kept by the budget but spilling after compile: the static model's misses, each listed.
     CHECK(audit.false_keeps == audit.count(Fate::pruned_after_compile));
@@ -235,7 +240,7 @@ TEST_CASE("plan: the audit finds no false prunes on sm_90") {
   const tuner::CubinCache cache(dir.path());
   tuner::PlanRequest request = default_request("sm_90");
   request.audit = true;
-  const PlanResult audit = tuner::plan_sparse_mla_decode(request, cache);
+  const PlanResult audit = tuner::plan(request, cache);
   CHECK(audit.rows.size() == 432);
   CHECK(audit.false_prunes == 0);
   CHECK(audit.count(Fate::survivor) > 0);
@@ -255,7 +260,7 @@ TEST_CASE("plan CLI: bad input exits 2 with a message naming the input") {
   const Case cases[] = {
       {"plan --family nope" + cache, "unknown family 'nope'"},
       {"plan --arch sm_99" + cache, "unknown arch 'sm_99'"},
-      {"plan --kv fp4" + cache, "unknown KV format 'fp4'"},
+      {"plan --kv fp4" + cache, "--kv 'fp4' is not allowed for sparse_mla_decode: use one of"},
       {"plan --heads 64 --tp 5" + cache, "not divisible by tp 5"},
       {"plan --heads ''" + cache, "--heads needs a positive integer, got ''"},
       {"plan --topk abc" + cache, "--topk needs a positive integer, got 'abc'"},

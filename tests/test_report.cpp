@@ -10,11 +10,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/error.hpp"
 #include "db/store/store.hpp"
 #include "db/tools/fixture.hpp"
 #include "tests/support/run_command.hpp"
 #include "tests/support/temp_dir.hpp"
-#include "tuner/error.hpp"
 
 namespace fs = std::filesystem;
 using namespace tuner;
@@ -29,6 +29,7 @@ using tuner::test::run_with_stderr;
 using tuner::test::TempDir;
 
 const char* const kDevice = db::fixture::kDevice;  // what fixture_problem_winner times on
+const std::string kShape = db::fixture::kShape;
 constexpr double kCopyGbs = 4000.0;
 
 // Four configs: block_t {16, 32} x num_warps {4, 8}; A is the family default.
@@ -43,11 +44,11 @@ const std::string kFaulty =
     R"({"block_h":16,"block_t":16,"num_stages":2,"num_warps":16,"target_ctas":512})";
 
 db::ProblemKey problem_at(std::optional<int> batch) {
-  return db::ProblemKey{"sparse_mla_decode", 64, 4, 2048, "fp8_ds_mla", 64, batch};
+  return db::ProblemKey{"sparse_mla_decode", kShape, batch};
 }
 
 report::SeriesKey series_key() {
-  return report::SeriesKey{"sparse_mla_decode", 64, 4, 2048, "fp8_ds_mla", 64, "sm_120", kDevice};
+  return report::SeriesKey{"sparse_mla_decode", kShape, "sm_120", kDevice};
 }
 
 std::int64_t sweep_run(db::Store& store) {

@@ -8,6 +8,9 @@
 #include <memory>
 #include <set>
 
+#include "core/error.hpp"
+#include "core/nvrtc.hpp"
+#include "core/parallel.hpp"
 #include "kernels/sparse_mla_decode/geometry.hpp"
 #include "kernels/sparse_mla_decode/reference.hpp"
 #include "kernels/sparse_mla_decode/resources.hpp"
@@ -15,9 +18,6 @@
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
 #include "templates/sparse_mla_decode/layout.h"
-#include "tuner/error.hpp"
-#include "tuner/nvrtc.hpp"
-#include "tuner/parallel.hpp"
 
 using namespace tuner;
 using namespace tuner::smla_family;

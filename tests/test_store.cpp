@@ -39,7 +39,7 @@ RunInfo plan_run() {
 }
 
 ProblemKey problem_at(std::optional<int> batch) {
-  return ProblemKey{"sparse_mla_decode", 64, 4, 2048, "fp8_ds_mla", 64, batch};
+  return ProblemKey{"sparse_mla_decode", fixture::kShape, batch};
 }
 
 // A measured trial of `params` for `problem_id` in `run_id`.
@@ -108,7 +108,7 @@ TEST_CASE("store: the schema script is idempotent and sets user_version") {
     start_sweep(store);
   }
   Store again = Store::open(path);
-  CHECK(again.connection().query_int64("PRAGMA user_version") == 1);
+  CHECK(again.connection().query_int64("PRAGMA user_version") == 2);
   CHECK(again.connection().query_int64(
             "SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('runs', 'sources', 'problems', "
             "'trials', 'winners', 'trials_resume_key')") == 6);
@@ -119,10 +119,10 @@ TEST_CASE("store: the schema script is idempotent and sets user_version") {
 TEST_CASE("store: a file with a newer schema version is refused with the versions named") {
   TempDir dir;
   const fs::path path = dir / "future.db";
-  Connection::open(path, OpenMode::read_write_create).exec("PRAGMA user_version = 2");
+  Connection::open(path, OpenMode::read_write_create).exec("PRAGMA user_version = 3");
   CHECK_THROWS_WITH_AS(
       Store::open(path),
-      (path.string() + " has schema version 2, newer than the version 1 this tuner writes: use "
+      (path.string() + " has schema version 3, newer than the version 2 this tuner writes: use "
                        "a newer tuner, or another --db path")
           .c_str(),
       DbInputError);

@@ -20,6 +20,7 @@
 #include "db/tools/fixture.hpp"
 #include "db/tunedb/freeze.hpp"
 #include "db/tunedb/params.hpp"
+#include "db/tunedb/shape.hpp"
 #include "db/tunedb/tunedb.h"
 #include "db/tunedb/tunedb.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -47,7 +48,7 @@ namespace {
 
 using tuner::test::TempDir;
 
-const tunedb::Shape kShape{64, 4, 2048, "fp8_ds_mla", 64};
+const std::string kShape = tuner::db::fixture::kShape;
 const std::string kDefault = tuner::db::fixture::kDefaultParams;
 const std::string kTuned8 =
     R"({"block_h":16,"block_t":32,"num_stages":2,"num_warps":4,"target_ctas":512})";
@@ -149,8 +150,7 @@ TEST_CASE("tunedb: untuned shapes, families and archs fall back, flagged") {
   options.defaults.push_back({"dense_gemm", R"({"tile":128})"});
   const tunedb::TuningDb db = tunedb::TuningDb::open(fixture.frozen, options);
 
-  tunedb::Shape other_topk = kShape;
-  other_topk.topk = 1024;
+  const std::string other_topk = "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=1024";
   const tunedb::Lookup shape = db.lookup("sparse_mla_decode", "sm_120", other_topk, 8);
   CHECK(shape.how == How::default_config);
   CHECK(shape.miss == Miss::shape_not_tuned);
@@ -228,7 +228,7 @@ TEST_CASE("tunedb: freeze and verify round-trip") {
   CHECK(report.checksum == fixture.summary.checksum);
   CHECK(report.winners == 4);
   CHECK(report.cubins == 4);
-  CHECK(report.schema_version == 1);
+  CHECK(report.schema_version == 2);
 
   const Connection frozen = Connection::open(fixture.frozen, OpenMode::read_only);
   CHECK(frozen.query_int64("SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('trials', "
@@ -258,8 +258,7 @@ TEST_CASE("tunedb: a tuning store can be looked up directly") {
   CHECK(sm90.how == How::exact);
   CHECK(sm90.median_us == 18.0);
   CHECK(sm90.cubin == nullptr);  // images exist only in frozen files
-  tunedb::Shape other = kShape;
-  other.page_size = 16;
+  const std::string other = "kv_format=fp8_ds_mla,local_heads=16,page_size=16,topk=2048";
   CHECK(db.lookup("sparse_mla_decode", "sm_90", other, 8).config->params_json == kDefault);
 }
 
@@ -274,8 +273,8 @@ TEST_CASE("tunedb: winners of several devices for one key need a choice") {
     store.record_winner(other);
   }
   CHECK(contains(what_of([&] { tunedb::TuningDb::open(fixture.store); }),
-                 "holds winners of several devices for sparse_mla_decode sm_120 n_heads=64 "
-                 "attn_tp=4 topk=2048 kv_format=fp8_ds_mla page_size=64 batch=8"));
+                 "holds winners of several devices for sparse_mla_decode sm_120 "
+                 "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048 batch=8"));
   tunedb::OpenOptions native;
   native.device_name = "NVIDIA RTX PRO 6000 Blackwell";
   const tunedb::TuningDb db = tunedb::TuningDb::open(fixture.store, native);
@@ -453,11 +452,11 @@ TEST_CASE("tunedb: damaged, foreign, newer and missing files get clear errors") 
     CHECK_THROWS_AS(tunedb::verify(cut), tunedb::DbError);
   }
   SUBCASE("newer schema") {
-    const fs::path newer = edited_copy(fixture, "newer.db", "PRAGMA user_version = 2");
+    const fs::path newer = edited_copy(fixture, "newer.db", "PRAGMA user_version = 3");
     CHECK_THROWS_WITH_AS(
         tunedb::TuningDb::open(newer),
-        (newer.string() + " is a frozen tuning DB with schema version 2, newer than the version "
-                          "1 this build reads: use a newer tuner/tunedb, or a DB written by this "
+        (newer.string() + " is a frozen tuning DB with schema version 3, newer than the version "
+                          "2 this build reads: use a newer tuner/tunedb, or a DB written by this "
                           "one")
             .c_str(),
         tunedb::DbInputError);
@@ -493,8 +492,8 @@ TEST_CASE("tunedb: the C API") {
   tunedb_handle* handle = nullptr;
   REQUIRE(tunedb_open(fixture.frozen.c_str(), &handle) == TUNEDB_OK);
   tunedb_result result;
-  REQUIRE(tunedb_lookup(handle, "sparse_mla_decode", "sm_120", 64, 4, 2048, "fp8_ds_mla", 64, 100,
-                        &result) == TUNEDB_OK);
+  REQUIRE(tunedb_lookup(handle, "sparse_mla_decode", "sm_120", kShape.c_str(), 100, &result) ==
+          TUNEDB_OK);
   CHECK(result.how == TUNEDB_HOW_BUCKET);
   CHECK(result.tuned_batch == 128);
   CHECK(result.median_us == 110.2);
@@ -507,16 +506,23 @@ TEST_CASE("tunedb: the C API") {
   CHECK(std::string(static_cast<const char*>(result.cubin), result.cubin_size) ==
         "image sm_120 " + kTuned128);
 
-  REQUIRE(tunedb_lookup(handle, "sparse_mla_decode", "sm_75", 64, 4, 2048, "fp8_ds_mla", 64, 1,
-                        &result) == TUNEDB_OK);
+  REQUIRE(tunedb_lookup(handle, "sparse_mla_decode", "sm_75", kShape.c_str(), 1, &result) ==
+          TUNEDB_OK);
   CHECK(result.how == TUNEDB_HOW_DEFAULT);
   CHECK(result.miss == TUNEDB_MISS_ARCH_NOT_IN_DB);
   CHECK(std::string(tunedb_miss_name(result.miss)) == "arch_not_in_db");
   CHECK(std::string(result.device_name).empty());
 
-  CHECK(tunedb_lookup(handle, nullptr, "sm_120", 64, 4, 2048, "fp8_ds_mla", 64, 1, &result) ==
-        TUNEDB_ERROR_INPUT);
+  CHECK(tunedb_lookup(handle, nullptr, "sm_120", kShape.c_str(), 1, &result) == TUNEDB_ERROR_INPUT);
   CHECK(std::string(tunedb_last_error()) == "tunedb_lookup: family is NULL");
+  // A shape that is not canonical text is refused, naming the problem (unsorted names here).
+  CHECK(tunedb_lookup(handle, "sparse_mla_decode", "sm_120",
+                      "topk=2048,kv_format=fp8_ds_mla,local_heads=16,page_size=64", 1,
+                      &result) == TUNEDB_ERROR_INPUT);
+  CHECK(contains(tunedb_last_error(), "is not canonical ('kv_format' after 'topk'"));
+  CHECK(tunedb_lookup(handle, "sparse_mla_decode", "sm_120", "local_heads=016", 1, &result) ==
+        TUNEDB_ERROR_INPUT);
+  CHECK(contains(tunedb_last_error(), "leading zero"));
   tunedb_close(handle);
 
   tunedb_handle* missing = nullptr;
@@ -526,6 +532,34 @@ TEST_CASE("tunedb: the C API") {
   CHECK(tunedb_verify(fixture.frozen.c_str()) == TUNEDB_OK);
   CHECK(std::string(tunedb_last_error()).empty());
   CHECK(tunedb_verify(fixture.store.c_str()) == TUNEDB_ERROR_INPUT);
+}
+
+TEST_CASE("tunedb: the C++ map lookup builds the canonical text") {
+  Fixture fixture;
+  const tunedb::TuningDb db = tunedb::TuningDb::open(fixture.frozen);
+  const std::map<std::string, std::string, std::less<>> dims = {
+      {"topk", "2048"}, {"local_heads", "16"}, {"page_size", "64"}, {"kv_format", "fp8_ds_mla"}};
+  CHECK(tunedb::make_shape(dims) == kShape);
+  const tunedb::Lookup found = db.lookup("sparse_mla_decode", "sm_120", dims, 8);
+  CHECK(found.how == How::exact);
+  CHECK(found.median_us == 20.5);
+  CHECK_THROWS_AS(db.lookup("sparse_mla_decode", "sm_120", {{"Bad Name", "1"}}, 8),
+                  tunedb::DbInputError);
+}
+
+TEST_CASE("tunedb: a schema-1 store or frozen file is refused with the fix") {
+  Fixture fixture;
+  const fs::path old = fixture.dir / "old.db";
+  fs::copy_file(fixture.store, old);
+  {
+    const tuner::db::Connection connection =
+        tuner::db::Connection::open(old, tuner::db::OpenMode::read_write_create);
+    connection.exec("PRAGMA user_version = 1");
+  }
+  const std::string message = what_of([&] { tunedb::TuningDb::open(old); });
+  CHECK(contains(message, old.string() + " has schema version 1, written before shapes were data"));
+  CHECK(contains(message, "re-run `tuner sweep --db NEW.db`"));
+  CHECK_THROWS_AS(tuner::db::Store::open(old), tunedb::DbInputError);
 }
 
 TEST_CASE("tunedb: params JSON parsing is strict and canonical") {

@@ -20,7 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "db" / "python")
 import tunedb  # noqa: E402
 
 FAMILY = "sparse_mla_decode"
-SHAPE = dict(n_heads=64, attn_tp=4, topk=2048, kv_format="fp8_ds_mla", page_size=64)
+# The family's canonical dimensions (64 heads / TP 4 = 16 local heads).
+SHAPE = dict(local_heads=16, topk=2048, kv_format="fp8_ds_mla", page_size=64)
+SHAPE_TEXT = "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048"
 DEFAULT = dict(block_h=16, block_t=16, num_stages=2, num_warps=4, target_ctas=512)
 TUNED_8 = dict(block_h=16, block_t=32, num_stages=2, num_warps=4, target_ctas=512)
 TUNED_128 = dict(block_h=16, block_t=64, num_stages=3, num_warps=4, target_ctas=256)
@@ -137,6 +139,19 @@ class FrozenDbTest(unittest.TestCase):
         with self.assertRaises(tunedb.TunedbError) as caught:
             tunedb.verify(str(self.dir / "store.db"))
         self.assertIn("is a tuning store, not a frozen DB", str(caught.exception))
+
+    def test_shape_as_canonical_text_gives_the_same_answer(self):
+        self.assertEqual(tunedb.canonical_shape(**SHAPE), SHAPE_TEXT)
+        with tunedb.TuningDb(str(self.frozen)) as db:
+            found = db.lookup(FAMILY, "sm_120", batch=8, shape=SHAPE_TEXT)
+        self.assertEqual((found.how, found.params), ("exact", TUNED_8))
+
+    def test_shape_text_that_is_not_canonical_is_refused(self):
+        with tunedb.TuningDb(str(self.frozen)) as db:
+            with self.assertRaises(tunedb.TunedbError) as caught:
+                db.lookup(FAMILY, "sm_120", batch=8, shape="topk=2048,local_heads=16")
+        self.assertEqual(caught.exception.kind, "input")
+        self.assertIn("is not canonical", str(caught.exception))
 
     def test_lookup_after_close_raises(self):
         db = tunedb.TuningDb(str(self.frozen))

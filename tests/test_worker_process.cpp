@@ -1,7 +1,7 @@
 // The worker process protocol without a GPU: real child processes that answer, die or hang.
 #include <doctest/doctest.h>
 
-#include "tuner/worker_process.hpp"
+#include "core/worker_process.hpp"
 
 using tuner::WorkerProcess;
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "db/sqlite/error.hpp"
 #include "tuner/cli/commands.hpp"
-#include "tuner/error.hpp"
 
 namespace {
 

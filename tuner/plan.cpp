@@ -3,30 +3,25 @@
 #include <map>
 #include <stdexcept>
 
-#include "kernels/sparse_mla_decode/resources.hpp"
-#include "kernels/sparse_mla_decode/source.hpp"
-#include "tuner/cuda_driver.hpp"
-#include "tuner/parallel.hpp"
+#include "core/cuda_driver.hpp"
+#include "core/parallel.hpp"
 
 namespace tuner {
 
 namespace {
 
-using smla_family::KernelConfig;
-using smla_family::StaticBudget;
-
 std::string bytes(long long value) { return std::to_string(value) + " B"; }
 
 // One NVRTC compile shared by every row with the same compile key.
 struct CompileJob {
-  KernelConfig kernel;
+  Config config;
   CachedCompile outcome;
 };
 
-// The split kernel's ptxas report inside a compile of `kernel`.
-PtxasReport split_report(const CompileResult& result, const KernelConfig& kernel,
-                         smla_family::KvFormat kv_format) {
-  const std::string expression = smla_family::split_kernel_name(kernel, kv_format);
+// The main kernel's ptxas report inside a compile of `config`.
+PtxasReport main_report(const CompileResult& result, const PlanRequest& request,
+                        const Config& config) {
+  const std::string expression = request.family->main_kernel(config, request.shape);
   const auto lowered = result.lowered_names.find(expression);
   if (lowered == result.lowered_names.end()) {
     throw std::runtime_error("compile of " + expression + " has no lowered name for it");
@@ -39,11 +34,12 @@ PtxasReport split_report(const CompileResult& result, const KernelConfig& kernel
   return report->second;
 }
 
-CompiledFigures figures_of(const CompileJob& job, const StaticBudget& budget, const Arch& arch,
-                           smla_family::KvFormat kv_format) {
+CompiledFigures figures_of(const CompileJob& job, const StaticBudget& budget,
+                           const PlanRequest& request) {
+  const Arch& arch = request.arch;
   CompiledFigures figures;
   figures.succeeded = true;
-  figures.ptxas = split_report(job.outcome.result, job.kernel, kv_format);
+  figures.ptxas = main_report(job.outcome.result, request, job.config);
   figures.occupancy = compute_occupancy(
       arch, BlockResources{budget.threads_per_block, figures.ptxas.registers,
                            figures.ptxas.static_smem_bytes + budget.smem_bytes_per_block});
@@ -58,11 +54,11 @@ std::string occupancy_words(const Occupancy& occupancy) {
 }
 
 // Runs every job's compile (through the cache) on `jobs` threads.
-void run_compiles(std::vector<CompileJob>& compile_jobs, smla_family::KvFormat kv_format,
-                  int arch_sm, const CubinCache& cache, unsigned threads) {
-  parallel_for(compile_jobs.size(), threads, [&](std::size_t i) {
+void run_compiles(std::vector<CompileJob>& compile_jobs, const PlanRequest& request,
+                  const CubinCache& cache) {
+  parallel_for(compile_jobs.size(), request.jobs, [&](std::size_t i) {
     compile_jobs[i].outcome = compile_cached(
-        cache, smla_family::split_program(compile_jobs[i].kernel, kv_format, arch_sm));
+        cache, request.family->program(compile_jobs[i].config, request.shape, request.arch.sm));
   });
 }
 
@@ -79,8 +75,64 @@ std::string judge_compiled(PlanRow& row, const CompileJob& job, const PlanReques
     row.compiled = figures;
     return {};
   }
-  row.compiled = figures_of(job, *row.budget, request.arch, request.shape.kv_format);
+  row.compiled = figures_of(job, *row.budget, request);
   return after_compile_prune_reason(*row.compiled, *row.budget, request.arch, request.allow_spills);
+}
+
+// The rules (pruned_shape) and the budget (pruned_budget) stages of one config.
+PlanRow judge_statically(const Config& config, const PlanRequest& request) {
+  PlanRow row;
+  row.config = config;
+  row.reason = request.family->rules(config, request.shape);
+  if (!row.reason.empty()) {
+    row.fate = Fate::pruned_shape;
+    return row;
+  }
+  if (request.family->arch_rules != nullptr) {
+    row.reason = request.family->arch_rules(config, request.arch.sm);
+    if (!row.reason.empty()) {
+      row.fate = Fate::pruned_budget;  // the arch lacks what the config is for
+      return row;
+    }
+  }
+  row.budget = request.family->budget(config, request.shape);
+  Occupancy occupancy;
+  row.reason = budget_prune_reason(*row.budget, request.arch, &occupancy);
+  row.budget_occupancy = occupancy;
+  row.fate = row.reason.empty() ? Fate::survivor : Fate::pruned_budget;
+  return row;
+}
+
+std::string first_log_line(const std::string& log);
+
+// The fate of a row that reached the compile stage (or was audited after a budget prune).
+void judge_after_compile(PlanRow& row, const CompileJob& job, const PlanRequest& request,
+                         PlanResult& result) {
+  bool compile_failed = false;
+  const std::string after = judge_compiled(row, job, request, &compile_failed);
+  if (row.fate == Fate::pruned_budget) {
+    if (!compile_failed && after.empty()) {
+      row.audit = AuditVerdict::false_prune;
+      row.audit_note = "compiled: " + std::to_string(row.compiled->ptxas.registers) +
+                       " registers, no spills, " + occupancy_words(row.compiled->occupancy);
+      ++result.false_prunes;
+    }
+    return;
+  }
+  if (compile_failed) {
+    row.fate = Fate::compile_failed;
+    row.reason = "NVRTC: " + first_log_line(row.compile_log);
+  } else if (!after.empty()) {
+    row.fate = Fate::pruned_after_compile;
+    row.reason = after;
+    if (request.audit) {
+      row.audit = AuditVerdict::false_keep;
+      row.audit_note = after;
+      ++result.false_keeps;
+    }
+  } else {
+    row.reason = occupancy_words(row.compiled->occupancy);
+  }
 }
 
 std::string first_log_line(const std::string& log) {
@@ -174,11 +226,11 @@ std::string after_compile_prune_reason(const CompiledFigures& figures, const Sta
   return {};
 }
 
-PlanResult plan_sparse_mla_decode(const PlanRequest& request, const CubinCache& cache) {
-  smla_family::validate(request.shape);
-  const std::vector<Parameter>& space = smla_family::parameter_space();
+PlanResult plan(const PlanRequest& request, const CubinCache& cache) {
+  const Family& family = *request.family;
+  const std::vector<Parameter>& space = family.space();
   PlanResult result;
-  result.family = smla_family::kFamilyName;
+  result.family = family.name;
   result.shape = request.shape;
   result.arch = request.arch;
   result.audited = request.audit;
@@ -186,29 +238,8 @@ PlanResult plan_sparse_mla_decode(const PlanRequest& request, const CubinCache& 
   // Shape and budget stages: no compile yet.
   std::vector<std::string> keys;
   for (const Config& config : cross_product(space)) {
-    PlanRow row;
-    row.config = config;
-    row.kernel = smla_family::from_config(config);
     keys.push_back(compile_key(config, space));
-    row.reason = smla_family::shape_mismatch(row.kernel, request.shape);
-    if (row.reason.empty()) row.reason = smla_family::measured_trim(row.kernel);
-    if (!row.reason.empty()) {
-      row.fate = Fate::pruned_shape;
-      result.rows.push_back(std::move(row));
-      continue;
-    }
-    row.reason = smla_family::arch_mismatch(row.kernel, request.arch.sm);
-    if (!row.reason.empty()) {
-      row.fate = Fate::pruned_budget;  // the arch lacks what the path is for
-      result.rows.push_back(std::move(row));
-      continue;
-    }
-    row.budget = smla_family::static_budget(row.kernel, request.shape.kv_format);
-    Occupancy occupancy;
-    row.reason = budget_prune_reason(*row.budget, request.arch, &occupancy);
-    row.budget_occupancy = occupancy;
-    row.fate = row.reason.empty() ? Fate::survivor : Fate::pruned_budget;
-    result.rows.push_back(std::move(row));
+    result.rows.push_back(judge_statically(config, request));
   }
 
   // One compile per compile key among the rows that need one.
@@ -221,42 +252,16 @@ PlanResult plan_sparse_mla_decode(const PlanRequest& request, const CubinCache& 
         row.fate == Fate::survivor || (request.audit && row.fate == Fate::pruned_budget);
     if (!needs_compile) continue;
     const auto [entry, inserted] = job_of_key.emplace(keys[i], jobs.size());
-    if (inserted) jobs.push_back(CompileJob{row.kernel, {}});
+    if (inserted) jobs.push_back(CompileJob{row.config, {}});
     row_job[i] = entry->second;
   }
-  run_compiles(jobs, request.shape.kv_format, request.arch.sm, cache, request.jobs);
+  run_compiles(jobs, request, cache);
   result.compile_keys = static_cast<int>(jobs.size());
   for (const CompileJob& job : jobs) result.compiles_done += job.outcome.from_cache ? 0 : 1;
 
   // Compile stages, and the audit's verdicts.
   for (std::size_t i = 0; i < result.rows.size(); ++i) {
-    if (!row_job[i]) continue;
-    PlanRow& row = result.rows[i];
-    bool compile_failed = false;
-    const std::string after = judge_compiled(row, jobs[*row_job[i]], request, &compile_failed);
-    if (row.fate == Fate::pruned_budget) {
-      if (!compile_failed && after.empty()) {
-        row.audit = AuditVerdict::false_prune;
-        row.audit_note = "compiled: " + std::to_string(row.compiled->ptxas.registers) +
-                         " registers, no spills, " + occupancy_words(row.compiled->occupancy);
-        ++result.false_prunes;
-      }
-      continue;
-    }
-    if (compile_failed) {
-      row.fate = Fate::compile_failed;
-      row.reason = "NVRTC: " + first_log_line(row.compile_log);
-    } else if (!after.empty()) {
-      row.fate = Fate::pruned_after_compile;
-      row.reason = after;
-      if (request.audit) {
-        row.audit = AuditVerdict::false_keep;
-        row.audit_note = after;
-        ++result.false_keeps;
-      }
-    } else {
-      row.reason = occupancy_words(row.compiled->occupancy);
-    }
+    if (row_job[i]) judge_after_compile(result.rows[i], jobs[*row_job[i]], request, result);
   }
   return result;
 }

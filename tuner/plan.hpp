@@ -9,14 +9,13 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/sparse_mla_decode/resources.hpp"
-#include "kernels/sparse_mla_decode/shape.hpp"
-#include "kernels/sparse_mla_decode/space.hpp"
-#include "tuner/arch.hpp"
-#include "tuner/config.hpp"
-#include "tuner/cubin_cache.hpp"
-#include "tuner/nvrtc.hpp"
-#include "tuner/occupancy.hpp"
+#include "core/arch.hpp"
+#include "core/config.hpp"
+#include "core/cubin_cache.hpp"
+#include "core/family.hpp"
+#include "core/nvrtc.hpp"
+#include "core/occupancy.hpp"
+#include "core/shape.hpp"
 
 namespace tuner {
 
@@ -29,14 +28,15 @@ inline constexpr Fate kAllFates[] = {Fate::pruned_shape, Fate::pruned_budget, Fa
 std::string_view to_string(Fate fate);
 
 struct PlanRequest {
-  smla_family::Shape shape;
+  const Family* family = nullptr;
+  Shape shape;                // canonical (Family::canonicalize)
   Arch arch;                  // the limits budgets are checked against
   bool allow_spills = false;  // keep configs whose ptxas report shows spills
   bool audit = false;         // also compile what the budget pruned and judge the static model
   unsigned jobs = 0;          // compile threads; 0: all cores
 };
 
-// The split kernel's figures after a compile.
+// The main kernel's figures after a compile.
 struct CompiledFigures {
   bool succeeded = false;  // false: NVRTC rejected the source (ptxas and occupancy unset)
   PtxasReport ptxas;
@@ -54,11 +54,10 @@ enum class AuditVerdict {
 
 struct PlanRow {
   Config config;
-  smla_family::KernelConfig kernel;
   Fate fate = Fate::survivor;
   std::string reason;  // why this fate; for survivors, their occupancy in words
   // Set from the budget stage on (absent for pruned_shape).
-  std::optional<smla_family::StaticBudget> budget;
+  std::optional<StaticBudget> budget;
   std::optional<Occupancy> budget_occupancy;  // with the estimated registers
   // Set when a compile ran for this row (always for compile_failed and later, and for audited
   // pruned_budget rows).
@@ -73,7 +72,7 @@ struct PlanRow {
 
 struct PlanResult {
   std::string family;
-  smla_family::Shape shape;
+  Shape shape;
   Arch arch;
   std::vector<PlanRow> rows;  // in cross-product order, one per member
   int compile_keys = 0;       // distinct compiles the plan needed (audit ones included)
@@ -90,16 +89,15 @@ struct PlanResult {
 
 // The budget stage alone: a reason when the config cannot run on `arch` by the static model,
 // empty otherwise. `occupancy` receives the budget occupancy.
-std::string budget_prune_reason(const smla_family::StaticBudget& budget, const Arch& arch,
-                                Occupancy* occupancy);
+std::string budget_prune_reason(const StaticBudget& budget, const Arch& arch, Occupancy* occupancy);
 
 // After compile: a reason when ptxas's figures rule the config out, empty otherwise.
-std::string after_compile_prune_reason(const CompiledFigures& figures,
-                                       const smla_family::StaticBudget& budget, const Arch& arch,
-                                       bool allow_spills);
+std::string after_compile_prune_reason(const CompiledFigures& figures, const StaticBudget& budget,
+                                       const Arch& arch, bool allow_spills);
 
-// Plans the sparse MLA decode family. Throws InputError for an invalid shape.
-PlanResult plan_sparse_mla_decode(const PlanRequest& request, const CubinCache& cache);
+// Plans request.family for request.shape. The one enumerate -> rules -> budget -> compile path
+// (plan, check and bench all use it).
+PlanResult plan(const PlanRequest& request, const CubinCache& cache);
 
 }  // namespace tuner
 

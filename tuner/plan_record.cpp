@@ -19,17 +19,12 @@ db::Fate to_db_fate(Fate fate) {
 }
 
 db::ProblemKey plan_problem_key(const PlanResult& plan) {
-  return db::ProblemKey{plan.family,
-                        plan.shape.n_heads,
-                        plan.shape.attn_tp,
-                        plan.shape.topk,
-                        std::string(smla_family::to_string(plan.shape.kv_format)),
-                        plan.shape.page_size,
-                        std::nullopt};
+  return db::ProblemKey{plan.family, plan.shape.canonical(), std::nullopt};
 }
 
 void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
-                 const std::string& source_hash) {
+                 const Family& family) {
+  const std::string& source_hash = family.source_hash();
   store.add_source(source_hash, plan.family);
   const std::int64_t problem_id = store.problem_id(plan_problem_key(plan));
   for (const PlanRow& row : plan.rows) {
@@ -40,7 +35,7 @@ void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
     trial.stage = db::Stage::plan;
     trial.budget_arch = plan.arch.name;
     trial.params_json = to_json(row.config);
-    trial.compile_key = compile_key(row.config, smla_family::parameter_space());
+    trial.compile_key = compile_key(row.config, family.space());
     trial.fate = to_db_fate(row.fate);
     trial.reason =
         row.fate == Fate::compile_failed ? row.reason + "\n" + row.compile_log : row.reason;

@@ -10,8 +10,9 @@ namespace tuner {
 db::ProblemKey plan_problem_key(const PlanResult& plan);
 
 // Records every row of `plan` under `run_id` (the problem is the plan-level one, batch empty).
+// The source hash is the family's.
 void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
-                 const std::string& source_hash);
+                 const Family& family);
 
 db::Fate to_db_fate(Fate fate);
 

@@ -9,8 +9,10 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/error.hpp"
 #include "db/store/winner_rule.hpp"
-#include "tuner/error.hpp"
+#include "kernels/registry.hpp"
+#include "tuner/shape_text.hpp"
 
 namespace tuner::report {
 
@@ -58,13 +60,11 @@ class Problems {
 
 SeriesKey series_of(const db::ProblemKey& problem, const std::string& budget_arch,
                     const std::string& device_name) {
-  return SeriesKey{problem.family,    problem.n_heads,   problem.attn_tp, problem.topk,
-                   problem.kv_format, problem.page_size, budget_arch,     device_name};
+  return SeriesKey{problem.family, problem.shape, budget_arch, device_name};
 }
 
 SeriesKey series_of(const db::WinnerRecord& winner) {
-  return SeriesKey{winner.family,    winner.n_heads,   winner.attn_tp,     winner.topk,
-                   winner.kv_format, winner.page_size, winner.budget_arch, winner.device_name};
+  return SeriesKey{winner.family, winner.shape, winner.budget_arch, winner.device_name};
 }
 
 bool is_measured(const db::TrialRecord& trial) {
@@ -373,20 +373,28 @@ std::string decision_text(const BatchResult& result) {
   return result.decision ? db::to_string(*result.decision) : "-";
 }
 
+// The family's words for the shape when it is a known family (the DB may hold others).
+std::string shape_words(const SeriesKey& key) {
+  for (const Family* family : families()) {
+    if (family->name != key.family) continue;
+    try {
+      return family->describe_shape(parse_canonical_shape(key.shape)) + " [" + key.shape + "]";
+    } catch (const std::exception&) {
+      break;  // a shape this build's family cannot read: show the text
+    }
+  }
+  return key.shape;
+}
+
 }  // namespace
 
 std::string describe(const SeriesKey& key) {
-  return key.family + " " + std::to_string(key.n_heads) + " heads / TP " +
-         std::to_string(key.attn_tp) + ", topk " + std::to_string(key.topk) + ", " + key.kv_format +
-         ", page " + std::to_string(key.page_size) + "; pruned for " + key.budget_arch +
-         ", timed on " + key.device_name;
+  return key.family + " " + shape_words(key) + "; pruned for " + key.budget_arch + ", timed on " +
+         key.device_name;
 }
 
 std::string series_slug(const SeriesKey& key) {
-  std::string slug = key.family + "-h" + std::to_string(key.n_heads) + "-tp" +
-                     std::to_string(key.attn_tp) + "-k" + std::to_string(key.topk) + "-" +
-                     key.kv_format + "-p" + std::to_string(key.page_size) + "-" + key.budget_arch +
-                     "-" + key.device_name;
+  std::string slug = key.family + "-" + key.shape + "-" + key.budget_arch + "-" + key.device_name;
   for (char& c : slug) {
     const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                       c == '-' || c == '_';

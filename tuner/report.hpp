@@ -22,11 +22,7 @@ namespace tuner::report {
 // timed on a device.
 struct SeriesKey {
   std::string family;
-  int n_heads = 0;
-  int attn_tp = 0;
-  int topk = 0;
-  std::string kv_format;
-  int page_size = 0;
+  std::string shape;  // canonical text
   std::string budget_arch;
   std::string device_name;
 
@@ -34,7 +30,8 @@ struct SeriesKey {
   auto operator<=>(const SeriesKey&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
-// "sparse_mla_decode 64 heads / TP 4, topk 2048, fp8_ds_mla, page 64; budget sm_120, NVIDIA H200"
+// "sparse_mla_decode kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048; pruned for
+// sm_120, timed on NVIDIA H200"
 std::string describe(const SeriesKey& key);
 // A file-name-safe name of the series, the same one scripts/plot_report.py gives its PNGs.
 std::string series_slug(const SeriesKey& key);

@@ -3,7 +3,7 @@
 #include <cuda.h>
 #include <unistd.h>
 
-#include "tuner/nvrtc.hpp"
+#include "core/nvrtc.hpp"
 
 namespace tuner {
 

@@ -1,7 +1,5 @@
 #include "tuner/sweep.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -9,19 +7,18 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "core/cubin_cache.hpp"
+#include "core/cuda_driver.hpp"
+#include "core/error.hpp"
+#include "core/measure.hpp"
+#include "core/nvrtc.hpp"
+#include "core/worker_process.hpp"
 #include "db/store/store.hpp"
 #include "db/store/winner_rule.hpp"
-#include "kernels/sparse_mla_decode/source.hpp"
-#include "kernels/sparse_mla_decode/space.hpp"
-#include "tuner/cubin_cache.hpp"
-#include "tuner/cuda_driver.hpp"
-#include "tuner/error.hpp"
-#include "tuner/measure.hpp"
-#include "tuner/nvrtc.hpp"
 #include "tuner/plan.hpp"
 #include "tuner/plan_record.hpp"
 #include "tuner/run_info.hpp"
-#include "tuner/worker_process.hpp"
+#include "tuner/sweep_worker.hpp"
 
 namespace tuner {
 
@@ -50,60 +47,45 @@ class Measurer {
   }
 
  private:
+  // One typed setup message, then the jobs.
   void start() {
-    const smla_family::Shape& shape = request_.shape;
     worker_ = std::make_unique<WorkerProcess>(
-        std::vector<std::string>{self_executable(),
-                                 "sweep-worker",
-                                 "--heads",
-                                 std::to_string(shape.n_heads),
-                                 "--tp",
-                                 std::to_string(shape.attn_tp),
-                                 "--topk",
-                                 std::to_string(shape.topk),
-                                 "--kv",
-                                 std::string(smla_family::to_string(shape.kv_format)),
-                                 "--page-size",
-                                 std::to_string(shape.page_size),
-                                 "--device",
-                                 std::to_string(request_.device),
-                                 "--cache-dir",
-                                 request_.cache_dir,
-                                 "--kv-gib",
-                                 std::to_string(request_.kv_gib),
-                                 "--launches",
-                                 std::to_string(request_.launches_per_graph)});
+        std::vector<std::string>{self_executable(), "sweep-worker"});
+    WorkerSetup setup;
+    setup.family = request_.family->name;
+    setup.shape = request_.shape;
+    setup.device = request_.device;
+    setup.cache_dir = request_.cache_dir;
+    setup.memory_gib = request_.memory_gib;
+    setup.rotations = request_.launches_per_graph;
+    std::string death;
+    const std::optional<json> answer = worker_->request(to_json(setup), kJobTimeout, death);
+    if (!answer || answer->value("status", "") != "ok") {
+      throw std::runtime_error("the measuring worker refused its setup: " +
+                               (answer ? answer->dump() : death));
+    }
   }
 
   const SweepRequest& request_;
   std::unique_ptr<WorkerProcess> worker_;
 };
 
-// Progress on stderr: an updating bar with ETA on a terminal, plain lines otherwise.
+// Counts steps and hands them to the request's callback.
 class Progress {
  public:
-  explicit Progress(int total) : total_(total), terminal_(::isatty(STDERR_FILENO) != 0) {}
+  Progress(const SweepRequest& request, int total) : request_(request), total_(total) {}
   void step(const std::string& what) {
     ++done_;
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double eta = done_ > 0 ? elapsed / done_ * (total_ - done_) : 0.0;
-    if (terminal_) {
-      const int width = 30;
-      const int filled = total_ > 0 ? width * done_ / total_ : width;
-      std::fprintf(stderr, "\r[%-*s] %d/%d ETA %4.0fs %-70.70s", width,
-                   std::string(filled, '#').c_str(), done_, total_, eta, what.c_str());
-      if (done_ == total_) std::fputc('\n', stderr);
-    } else {
-      std::fprintf(stderr, "sweep %d/%d (ETA %.0f s): %s\n", done_, total_, eta, what.c_str());
-    }
+    if (request_.on_progress) request_.on_progress(SweepProgress{done_, total_, what});
+  }
+  void note(const std::string& what) const {
+    if (request_.on_progress) request_.on_progress(SweepProgress{0, total_, what});
   }
 
  private:
+  const SweepRequest& request_;
   int total_;
   int done_ = 0;
-  bool terminal_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 struct Candidate {
@@ -162,11 +144,11 @@ class Sweep {
     const std::vector<Candidate> candidates = plan_candidates();
     summary_.plan_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_began).count();
-    std::fprintf(stderr,
-                 "sweep: %zu candidates x %zu batches on %s (%s), budget arch %s, run %lld\n",
-                 candidates.size(), request_.batches.size(), device_name_.c_str(),
-                 measured_arch_.c_str(), budget_arch_.c_str(), static_cast<long long>(run_id_));
-    Progress progress(static_cast<int>(candidates.size() * request_.batches.size()));
+    Progress progress(request_, static_cast<int>(candidates.size() * request_.batches.size()));
+    progress.note("sweep: " + std::to_string(candidates.size()) + " candidates x " +
+                  std::to_string(request_.batches.size()) + " batches on " + device_name_ + " (" +
+                  measured_arch_ + "), budget arch " + budget_arch_ + ", run " +
+                  std::to_string(run_id_));
     for (int batch : request_.batches) sweep_batch(batch, candidates, progress);
     store_->end_run(run_id_);
     summary_.wall_s =
@@ -187,12 +169,13 @@ class Sweep {
   // Plans against the budget arch and records every fate; the survivors are the candidates.
   std::vector<Candidate> plan_candidates() {
     PlanRequest plan_request;
+    plan_request.family = request_.family;
     plan_request.shape = request_.shape;
     plan_request.arch = plan_arch(budget_arch_, nullptr);
-    const PlanResult plan = plan_sparse_mla_decode(plan_request, CubinCache(request_.cache_dir));
-    record_plan(*store_, run_id_, plan, smla_family::source_hash());
+    const PlanResult plan = tuner::plan(plan_request, CubinCache(request_.cache_dir));
+    record_plan(*store_, run_id_, plan, *request_.family);
     std::vector<Candidate> candidates;
-    const Config default_config = smla_family::to_config(smla_family::default_config());
+    const Config default_config = request_.family->default_config();
     bool has_default = false;
     for (const PlanRow& row : plan.rows) {
       if (row.fate != Fate::survivor) continue;
@@ -210,27 +193,18 @@ class Sweep {
   }
 
   db::ProblemKey problem_key(int batch) const {
-    const smla_family::Shape& shape = request_.shape;
-    return db::ProblemKey{smla_family::kFamilyName,
-                          shape.n_heads,
-                          shape.attn_tp,
-                          shape.topk,
-                          std::string(smla_family::to_string(shape.kv_format)),
-                          shape.page_size,
-                          batch};
+    return db::ProblemKey{request_.family->name, request_.shape.canonical(), batch};
   }
 
   std::optional<db::WinnerRecord> existing_winner(int batch) const {
     db::WinnerFilter filter;
-    filter.family = smla_family::kFamilyName;
+    filter.family = request_.family->name;
     filter.budget_arch = budget_arch_;
     filter.device_name = device_name_;
     const db::ProblemKey key = problem_key(batch);
     for (const db::WinnerRecord& winner : store_->winners(filter)) {
-      if (winner.n_heads == key.n_heads && winner.attn_tp == key.attn_tp &&
-          winner.topk == key.topk && winner.kv_format == key.kv_format &&
-          winner.page_size == key.page_size && winner.batch == batch &&
-          winner.source_hash == smla_family::source_hash()) {
+      if (winner.shape == key.shape && winner.batch == batch &&
+          winner.source_hash == request_.family->source_hash()) {
         return winner;
       }
     }
@@ -241,13 +215,13 @@ class Sweep {
     db::TrialRecord trial;
     trial.run_id = run_id_;
     trial.problem_id = problem_id;
-    trial.source_hash = smla_family::source_hash();
+    trial.source_hash = request_.family->source_hash();
     trial.stage = db::Stage::measure;
     trial.budget_arch = budget_arch_;
     trial.measured_arch = measured_arch_;
     trial.device_name = device_name_;
     trial.params_json = to_json(candidate.config);
-    trial.compile_key = compile_key(candidate.config, smla_family::parameter_space());
+    trial.compile_key = compile_key(candidate.config, request_.family->space());
     return trial;
   }
 
@@ -287,8 +261,7 @@ class Sweep {
       timing.p90_us = answer["p90_us"].get<double>();
       timing.samples = answer["samples"].get<int>();
       trial.fate = db::Fate::measured;
-      trial.reason =
-          "verified and timed (" + std::to_string(answer["splits"].get<int>()) + " splits)";
+      trial.reason = "verified and timed";
       trial.median_us = timing.median_us;
       trial.p10_us = timing.p10_us;
       trial.p90_us = timing.p90_us;
@@ -355,8 +328,7 @@ class Sweep {
       }
     }
     const std::int64_t problem_id = store_->problem_id(problem_key(batch));
-    const std::string default_params =
-        to_json(smla_family::to_config(smla_family::default_config()));
+    const std::string default_params = to_json(request_.family->default_config());
     std::vector<Outcome> measured;
     int measured_now = 0;
     for (const Candidate& candidate : candidates) {
@@ -371,9 +343,10 @@ class Sweep {
     const bool default_ok = std::any_of(measured.begin(), measured.end(),
                                         [](const Outcome& o) { return o.is_default; });
     if (measured.empty() || !default_ok) {
-      std::fprintf(
-          stderr, "sweep: batch %d: %s; no winner recorded\n", batch,
-          measured.empty() ? "no candidate was measured" : "the default config was not measured");
+      progress.note(
+          "sweep: batch " + std::to_string(batch) + ": " +
+          (measured.empty() ? "no candidate was measured" : "the default config was not measured") +
+          "; no winner recorded");
       batch_summary.decision = "none";
       summary_.batches.push_back(batch_summary);
       return;
@@ -419,11 +392,7 @@ class Sweep {
     winner.budget_arch = budget_arch_;
     winner.measured_arch = measured_arch_;
     winner.device_name = device_name_;
-    winner.n_heads = key.n_heads;
-    winner.attn_tp = key.attn_tp;
-    winner.topk = key.topk;
-    winner.kv_format = key.kv_format;
-    winner.page_size = key.page_size;
+    winner.shape = key.shape;
     winner.batch = batch;
     const bool tuned = decision.decision == db::Decision::tuned;
     winner.params_json = tuned ? best_params : default_params;
@@ -434,7 +403,7 @@ class Sweep {
     winner.noise_rel = decision.noise_rel;
     winner.decision = decision.decision;
     winner.reason = decision.reason;
-    winner.source_hash = smla_family::source_hash();
+    winner.source_hash = request_.family->source_hash();
     winner.run_id = run_id_;
     if (const auto trial = store_->find_measured_trial(
             trial_base(store_->problem_id(key),

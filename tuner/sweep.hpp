@@ -3,28 +3,39 @@
 // committing each trial as it finishes, and pick per batch a winner that beats the default beyond
 // the measured noise. Resumable: trials already in the DB for the same source, archs and device are
 // not measured again (unless forced), and a batch whose winner is recorded is skipped.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "kernels/sparse_mla_decode/shape.hpp"
+#include "core/family.hpp"
+#include "core/shape.hpp"
 
 namespace tuner {
 
+// What the sweep reports while it runs (the engine never prints; the CLI draws it).
+struct SweepProgress {
+  int done = 0;  // steps finished (one per candidate and batch); 0 with a note
+  int total = 0;
+  std::string what;  // the step, or a note ("batch 8: no winner recorded")
+};
+
 struct SweepRequest {
   std::string db_path;
-  smla_family::Shape shape;  // batch unused: see batches
+  const Family* family = nullptr;
+  Shape shape;  // canonical
   std::vector<int> batches;
   std::optional<std::string> budget_arch;  // default: the measured device's arch
   int device = 0;
   bool force = false;
   std::string cache_dir;
-  int finalists = 3;     // fastest configs re-timed side by side with the default
-  int final_rounds = 3;  // interleaved re-timing rounds
-  double kv_gib = 1.0;
+  int finalists = 3;        // fastest configs re-timed side by side with the default
+  int final_rounds = 3;     // interleaved re-timing rounds
+  double memory_gib = 1.0;  // input footprint (the KV cache, the GEMM operands)
   int launches_per_graph = 32;
   bool inject_fault_candidate = false;  // test-only: adds a candidate that writes out of bounds
   std::string command_line;
+  std::function<void(const SweepProgress&)> on_progress;  // may be empty
 };
 
 struct SweepBatchSummary {

@@ -2,28 +2,21 @@
 
 #include <chrono>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 
-#include "kernels/sparse_mla_decode/device_inputs.hpp"
-#include "kernels/sparse_mla_decode/geometry.hpp"
-#include "kernels/sparse_mla_decode/launch.hpp"
-#include "kernels/sparse_mla_decode/source.hpp"
-#include "kernels/sparse_mla_decode/traffic.hpp"
-#include "kernels/sparse_mla_decode/verify.hpp"
-#include "tuner/cubin_cache.hpp"
-#include "tuner/cuda_driver.hpp"
-#include "tuner/error.hpp"
-#include "tuner/measure.hpp"
+#include "core/cuda_driver.hpp"
+#include "core/error.hpp"
+#include "core/measure.hpp"
+#include "core/templates.hpp"
+#include "kernels/registry.hpp"
+#include "tuner/shape_text.hpp"
 
 namespace tuner {
 
 namespace {
 
 using nlohmann::json;
-using namespace smla_family;
 
 double milliseconds(std::chrono::steady_clock::time_point from,
                     std::chrono::steady_clock::time_point to) {
@@ -34,10 +27,11 @@ class Worker {
  public:
   explicit Worker(const WorkerSetup& setup)
       : setup_(setup),
+        family_(family_by_name(setup.family)),
         info_(cuda::device_info(setup.device)),
         context_(setup.device),
-        cache_(setup.cache_dir),
-        utility_(load_utility_kernels(info_.arch_sm())) {}
+        session_(family_.open_device(DeviceSetup{setup.shape, info_.arch_sm(), setup.cache_dir,
+                                                 setup.memory_gib, setup.rotations})) {}
 
   json info() {
     const double copy_gbs = copy_bandwidth_gbs(std::size_t{1} << 30, stream_);
@@ -52,93 +46,44 @@ class Worker {
   json measure(const json& request) {
     const Config config = config_from_json(request.at("params").dump());
     if (request.value("inject_fault", false)) return inject_fault();
-    const KernelConfig kernel = from_config(config);
-    Shape shape = setup_.shape;
-    shape.batch = request.at("batch").get<int>();
     const auto began = std::chrono::steady_clock::now();
-    const DecodeKernels& kernels = kernels_for(kernel);
+    session_.prepare(request.at("batch").get<int>());
+    const LaunchFn launch = session_.load(config);
     const auto loaded = std::chrono::steady_clock::now();
-    DecodeKernels candidate = kernels;
-    candidate.config = kernel;
-    DeviceProblem& problem = problem_for(shape);
     json answer{{"status", "ok"}, {"load_ms", milliseconds(began, loaded)}};
     if (request.value("verify", true)) {
-      const Agreement agreement = verify_candidate(
-          utility_, candidate, problem, request.at("seed").get<std::uint64_t>(), stream_);
+      const Verdict verdict =
+          session_.verify(config, launch, request.at("seed").get<std::uint64_t>());
       answer["verify_ms"] = milliseconds(loaded, std::chrono::steady_clock::now());
-      answer["out_err"] = agreement.out_rel_error;
-      answer["lse_err"] = agreement.lse_rel_error;
-      if (!agreement.passes(kOutTolerance, kLseTolerance)) {
+      answer["out_err"] = verdict.out_error;
+      answer["lse_err"] = verdict.aux_error;
+      if (!verdict.passed) {
         answer["status"] = "wrong_result";
-        answer["reason"] = describe(agreement);
+        answer["reason"] = verdict.reason;
         return answer;
       }
     }
     const auto timing_began = std::chrono::steady_clock::now();
-    const LaunchGeometry geometry = launch_geometry(kernel, shape);
     MeasureOptions options;
-    options.launches_per_graph = setup_.launches_per_graph;
+    options.launches_per_graph = setup_.rotations;
     std::vector<double> samples;
-    const Timing timing = time_graph(
-        [&](int launch, CUstream stream) {
-          launch_decode(candidate, geometry, problem, launch, stream);
-        },
-        stream_, options, &samples);
+    const Timing timing = time_graph(launch, stream_, options, &samples);
     answer["time_ms"] = milliseconds(timing_began, std::chrono::steady_clock::now());
     answer["median_us"] = timing.median_us;
     answer["p10_us"] = timing.p10_us;
     answer["p90_us"] = timing.p90_us;
     answer["samples"] = timing.samples;
     answer["samples_us"] = samples;
-    answer["splits"] = geometry.num_splits;
-    answer["bytes_moved"] = bytes_moved_;
+    answer["bytes_moved"] = session_.bytes_moved();
+    answer["flops"] = session_.flops();
     return answer;
   }
 
  private:
-  const DecodeKernels& kernels_for(const KernelConfig& config) {
-    KernelConfig key = config;
-    key.target_ctas = 0;  // launch-only: one load serves every TARGET_CTAS
-    const std::string compile_id = describe(to_config(key));
-    auto found = loaded_.find(compile_id);
-    if (found != loaded_.end()) return found->second;
-    const CachedCompile compiled =
-        compile_cached(cache_, split_program(config, setup_.shape.kv_format, info_.arch_sm()));
-    if (!compiled.compiled) {
-      throw NvrtcError("nvrtcCompileProgram", 6, "NVRTC_ERROR_COMPILATION", compile_id,
-                       compiled.result.log);
-    }
-    return loaded_
-        .emplace(compile_id, load_decode_kernels(compiled.result, config, setup_.shape.kv_format))
-        .first->second;
-  }
-
-  DeviceProblem& problem_for(const Shape& shape) {
-    if (!problem_ || problem_->spec.shape.batch != shape.batch) {
-      problem_.reset();
-      const long long tokens =
-          static_cast<long long>(setup_.kv_gib * static_cast<double>(1LL << 30)) /
-              kv_row_bytes(shape.kv_format) +
-          1;
-      // Enough partial space for any TARGET_CTAS of the space: at most ceil(topk / 16) splits.
-      const int max_splits = (shape.topk + 15) / 16;
-      problem_ = std::make_unique<DeviceProblem>(
-          make_device_problem(utility_,
-                              InputSpec{shape, tokens, setup_.launches_per_graph, 30,
-                                        7u + static_cast<unsigned>(shape.batch)},
-                              max_splits, stream_.get()));
-      stream_.synchronize("sweep inputs");
-      std::vector<std::int32_t> indices(problem_->index_set_bytes() / 4);
-      problem_->indices.download(indices.data(), problem_->index_set_bytes());
-      bytes_moved_ = bytes_must_move(shape, indices);
-    }
-    return *problem_;
-  }
-
   json inject_fault() {
     CompileRequest request{"fault.cu",
                            "#include \"common/fault.cuh\"\n",
-                           template_headers(),
+                           template_files({"common/"}),
                            {"tuner_test_out_of_bounds_write"},
                            info_.arch_sm(),
                            {},
@@ -156,27 +101,59 @@ class Worker {
   }
 
   WorkerSetup setup_;
+  const Family& family_;
   cuda::DeviceInfo info_;
   cuda::Context context_;
-  CubinCache cache_;
-  UtilityKernels utility_;
+  DeviceSession session_;
   cuda::Stream stream_;
-  std::map<std::string, DecodeKernels> loaded_;
-  std::unique_ptr<DeviceProblem> problem_;
-  double bytes_moved_ = 0.0;
 };
 
 }  // namespace
 
-int run_sweep_worker(const WorkerSetup& setup, std::istream& in, std::ostream& out) {
+json to_json(const WorkerSetup& setup) {
+  return json{{"op", "setup"},
+              {"family", setup.family},
+              {"shape", setup.shape.canonical()},
+              {"device", setup.device},
+              {"cache_dir", setup.cache_dir},
+              {"memory_gib", setup.memory_gib},
+              {"rotations", setup.rotations}};
+}
+
+WorkerSetup worker_setup_from_json(const json& message) {
+  if (!message.is_object() || message.value("op", "") != "setup") {
+    throw InputError(R"(the sweep worker's first message must be {"op":"setup",...}, got )" +
+                     message.dump());
+  }
+  try {
+    WorkerSetup setup;
+    setup.family = message.at("family").get<std::string>();
+    setup.shape = parse_canonical_shape(message.at("shape").get<std::string>());
+    setup.device = message.at("device").get<int>();
+    setup.cache_dir = message.at("cache_dir").get<std::string>();
+    setup.memory_gib = message.at("memory_gib").get<double>();
+    setup.rotations = message.at("rotations").get<int>();
+    return setup;
+  } catch (const json::exception& error) {
+    throw InputError("sweep worker setup message " + message.dump() + ": " + error.what());
+  }
+}
+
+int run_sweep_worker(std::istream& in, std::ostream& out) {
   std::unique_ptr<Worker> worker;
+  std::optional<WorkerSetup> setup;
   std::string line;
   while (std::getline(in, line)) {
     json answer;
     bool poisoned = false;
     try {
-      if (!worker) worker = std::make_unique<Worker>(setup);
       const json request = json::parse(line);
+      if (!setup) {
+        setup = worker_setup_from_json(request);
+        out << json{{"status", "ok"}}.dump() << std::endl;
+        continue;
+      }
+      if (!worker) worker = std::make_unique<Worker>(*setup);
       const std::string op = request.at("op").get<std::string>();
       answer = op == "info" ? worker->info() : worker->measure(request);
     } catch (const CudaError& error) {

@@ -1,24 +1,34 @@
 #pragma once
-// The GPU side of `tuner sweep`, run in a worker process (tuner/worker_process.hpp): verifies and
-// times one candidate per request. Requests and answers are JSON lines:
+// The GPU side of `tuner sweep`, run in a worker process (core/worker_process.hpp): verifies and
+// times one candidate per request, for any family (through Family::open_device). Requests and
+// answers are JSON lines; the first request is the job itself, one typed setup message:
+//   {"op":"setup","family":F,"shape":"canonical","device":0,"cache_dir":D,"memory_gib":1,
+//    "rotations":32}                                   -> {"status":"ok"}
 //   {"op":"info"} -> device name, arch, driver, copy bandwidth
 //   {"op":"measure","params":{..},"batch":B,"seed":S,"verify":true} -> fate + figures
 // A sticky CUDA error is answered as a fault and the worker exits: its context is gone.
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include "kernels/sparse_mla_decode/shape.hpp"
+#include "core/shape.hpp"
 
 namespace tuner {
 
 struct WorkerSetup {
-  smla_family::Shape shape;  // batch is set per request
-  double kv_gib = 1.0;       // KV cache size: several times the L2
-  int launches_per_graph = 32;
-  std::string cache_dir;
+  std::string family;
+  Shape shape;  // canonical; the batch is set per request
   int device = 0;
+  std::string cache_dir;
+  double memory_gib = 1.0;  // input footprint: several times the L2
+  int rotations = 32;       // launches per timing graph, each with its own inputs
 };
 
-int run_sweep_worker(const WorkerSetup& setup, std::istream& in, std::ostream& out);
+nlohmann::json to_json(const WorkerSetup& setup);
+// Throws InputError naming the field when the message is not a setup message.
+WorkerSetup worker_setup_from_json(const nlohmann::json& message);
+
+// Reads the setup message, then serves requests until end of input.
+int run_sweep_worker(std::istream& in, std::ostream& out);
 
 }  // namespace tuner

@@ -4,8 +4,9 @@ in the usual build directories.
 
     from tunedb import TuningDb
     with TuningDb("frozen.db") as db:
-        found = db.lookup("sparse_mla_decode", "sm_120", n_heads=64, attn_tp=4, topk=2048,
+        found = db.lookup("sparse_mla_decode", "sm_120", local_heads=16, topk=2048,
                           kv_format="fp8_ds_mla", page_size=64, batch=8)
+        gemm = db.lookup("fp8_gemm", "sm_120", n=4096, k=7168, block=128, batch=4)
         found.how, found.params, found.tuned_batch, found.median_us, found.device_name
 
 Lookup rules (exact / bucket / default / not_found) are those of db/tunedb/tunedb.hpp.
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Optional
 
-__all__ = ["TuningDb", "Lookup", "TunedbError", "verify", "load_library"]
+__all__ = ["TuningDb", "Lookup", "TunedbError", "verify", "load_library", "canonical_shape"]
 
 _STATUS_NAMES = {1: "input", 2: "db", 3: "internal"}
 
@@ -100,8 +101,8 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.tunedb_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(handle_p)]
     lib.tunedb_open.restype = ctypes.c_int
     lib.tunedb_lookup.argtypes = [
-        handle_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-        ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.POINTER(_Result),
+        handle_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
+        ctypes.POINTER(_Result),
     ]
     lib.tunedb_lookup.restype = ctypes.c_int
     lib.tunedb_verify.argtypes = [ctypes.c_char_p]
@@ -126,6 +127,13 @@ def _text(value: Optional[bytes]) -> str:
     return value.decode("utf-8") if value else ""
 
 
+def canonical_shape(**dims) -> str:
+    """name=value pairs sorted by name, joined by ',' (the text the DB keys shapes on)."""
+    if not dims:
+        raise TunedbError("input", "a shape needs at least one dimension, e.g. n=4096, k=7168")
+    return ",".join(f"{name}={value}" for name, value in sorted(dims.items()))
+
+
 def verify(path: str, library: Optional[str] = None) -> None:
     """Raises TunedbError unless `path` is a frozen DB whose checksum still matches."""
     lib = load_library(library)
@@ -141,14 +149,22 @@ class TuningDb:
         _check(self._lib, self._lib.tunedb_open(os.fsencode(path), ctypes.byref(handle)))
         self._handle = handle
 
-    def lookup(self, family: str, arch: str, *, n_heads: int, attn_tp: int, topk: int,
-               kv_format: str, page_size: int, batch: int) -> Lookup:
+    def lookup(self, family: str, arch: str, *, batch: int, shape: Optional[str] = None,
+               **dims) -> Lookup:
+        """The config for (family, arch, shape, batch). The shape is the family's canonical
+        dimensions as keyword arguments (local_heads=16, topk=2048, kv_format="fp8_ds_mla",
+        page_size=64; or n=4096, k=7168, block=128 for fp8_gemm), or `shape` as canonical text."""
         if self._handle is None:
             raise TunedbError("input", "lookup on a closed TuningDb")
+        if shape is None:
+            shape = canonical_shape(**dims)
+        elif dims:
+            raise TunedbError("input", "pass the shape either as shape= text or as keywords, "
+                              f"not both (got shape={shape!r} and {sorted(dims)})")
         result = _Result()
         _check(self._lib, self._lib.tunedb_lookup(
-            self._handle, family.encode(), arch.encode(), n_heads, attn_tp, topk,
-            kv_format.encode(), page_size, batch, ctypes.byref(result)))
+            self._handle, family.encode(), arch.encode(), shape.encode(), batch,
+            ctypes.byref(result)))
         params = {result.params[i].name.decode(): result.params[i].value
                   for i in range(result.n_params)}
         cubin = ctypes.string_at(result.cubin, result.cubin_size) if result.cubin else None

@@ -57,14 +57,11 @@ struct RunInfo {
   std::optional<double> copy_bandwidth_gbs;  // device-to-device copy, GB/s (read + written)
 };
 
-// One tuning problem. batch is empty for plan-level problems (stored as batch 0).
+// One tuning problem: a family, its shape as canonical text ("k=7168,n=4096": name=value pairs
+// sorted by name; the family builds it) and a batch, empty for plan-level problems (stored as 0).
 struct ProblemKey {
   std::string family;
-  int n_heads = 0;
-  int attn_tp = 0;
-  int topk = 0;
-  std::string kv_format;
-  int page_size = 0;
+  std::string shape;
   std::optional<int> batch;
 
   bool operator==(const ProblemKey&) const = default;
@@ -125,11 +122,7 @@ struct WinnerRecord {
   std::string budget_arch;
   std::string measured_arch;
   std::string device_name;
-  int n_heads = 0;
-  int attn_tp = 0;
-  int topk = 0;
-  std::string kv_format;
-  int page_size = 0;
+  std::string shape;  // canonical text, as in ProblemKey
   int batch = 0;
   std::string params_json;
   double median_us = 0.0;

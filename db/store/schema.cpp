@@ -27,17 +27,14 @@ CREATE TABLE IF NOT EXISTS sources (
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );
 
+-- shape: the family's canonical shape text, "name=value" pairs sorted by name joined by ','.
 -- batch 0 is a plan-level problem (no batch): UNIQUE treats NULLs as distinct, 0 is not.
 CREATE TABLE IF NOT EXISTS problems (
   id INTEGER PRIMARY KEY,
   family TEXT NOT NULL,
-  n_heads INTEGER NOT NULL CHECK (n_heads > 0),
-  attn_tp INTEGER NOT NULL CHECK (attn_tp > 0),
-  topk INTEGER NOT NULL CHECK (topk > 0),
-  kv_format TEXT NOT NULL,
-  page_size INTEGER NOT NULL CHECK (page_size > 0),
+  shape TEXT NOT NULL CHECK (shape <> '' AND shape NOT GLOB '*[ ;]*'),
   batch INTEGER NOT NULL CHECK (batch >= 0),
-  UNIQUE (family, n_heads, attn_tp, topk, kv_format, page_size, batch)
+  UNIQUE (family, shape, batch)
 );
 
 CREATE TABLE IF NOT EXISTS trials (
@@ -91,11 +88,7 @@ CREATE TABLE IF NOT EXISTS winners (
   budget_arch TEXT NOT NULL,
   measured_arch TEXT NOT NULL,
   device_name TEXT NOT NULL,
-  n_heads INTEGER NOT NULL,
-  attn_tp INTEGER NOT NULL,
-  topk INTEGER NOT NULL,
-  kv_format TEXT NOT NULL,
-  page_size INTEGER NOT NULL,
+  shape TEXT NOT NULL,
   batch INTEGER NOT NULL CHECK (batch >= 1),
   params_json TEXT NOT NULL,
   median_us REAL NOT NULL CHECK (median_us > 0),
@@ -109,7 +102,7 @@ CREATE TABLE IF NOT EXISTS winners (
   run_id INTEGER NOT NULL REFERENCES runs (id),
   bytes_moved INTEGER,
   updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-  UNIQUE (family, budget_arch, device_name, n_heads, attn_tp, topk, kv_format, page_size, batch)
+  UNIQUE (family, budget_arch, device_name, shape, batch)
 );
 )sql";
 

@@ -9,6 +9,7 @@
 #include "db/store/schema.hpp"
 #include "db/tunedb/format.hpp"
 #include "db/tunedb/params.hpp"
+#include "db/tunedb/shape.hpp"
 
 namespace tuner::db {
 namespace {
@@ -27,10 +28,10 @@ constexpr const char* kTrialColumns =
 constexpr int kTrialColumnCount = 27;
 
 constexpr const char* kWinnerColumns =
-    "family, budget_arch, measured_arch, device_name, n_heads, attn_tp, topk, kv_format, "
-    "page_size, batch, params_json, median_us, default_params_json, default_median_us, "
-    "speedup_vs_default, noise_rel, decision, reason, source_hash, run_id, bytes_moved";
-constexpr int kWinnerColumnCount = 21;
+    "family, budget_arch, measured_arch, device_name, shape, batch, params_json, median_us, "
+    "default_params_json, default_median_us, speedup_vs_default, noise_rel, decision, reason, "
+    "source_hash, run_id, bytes_moved";
+constexpr int kWinnerColumnCount = 17;
 
 // "?1, ?2, ..., ?n"
 std::string placeholders(int count) {
@@ -99,6 +100,9 @@ void check_writable_kind(const Connection& connection, const std::string& path) 
     throw DbInputError(path + " has schema version " + std::to_string(version) +
                        ", newer than the version " + std::to_string(kSchemaVersion) +
                        " this tuner writes: use a newer tuner, or another --db path");
+  }
+  if (version != 0 && version < tunedb::kFirstShapeTextVersion) {
+    throw DbInputError(tunedb::old_schema_message(path, version));
   }
 }
 
@@ -237,11 +241,7 @@ void bind_winner(Statement& insert, const WinnerRecord& w) {
   next(w.budget_arch);
   next(w.measured_arch);
   next(w.device_name);
-  next(w.n_heads);
-  next(w.attn_tp);
-  next(w.topk);
-  next(w.kv_format);
-  next(w.page_size);
+  next(w.shape);
   next(w.batch);
   next(w.params_json);
   next(w.median_us);
@@ -265,11 +265,7 @@ WinnerRecord read_winner(const Statement& row) {
   w.budget_arch = row.column_text(i++);
   w.measured_arch = row.column_text(i++);
   w.device_name = row.column_text(i++);
-  w.n_heads = static_cast<int>(row.column_int64(i++));
-  w.attn_tp = static_cast<int>(row.column_int64(i++));
-  w.topk = static_cast<int>(row.column_int64(i++));
-  w.kv_format = row.column_text(i++);
-  w.page_size = static_cast<int>(row.column_int64(i++));
+  w.shape = row.column_text(i++);
   w.batch = static_cast<int>(row.column_int64(i++));
   w.params_json = row.column_text(i++);
   w.median_us = row.column_double(i++);
@@ -314,12 +310,21 @@ void check_trial(const TrialRecord& trial) {
           what + "a measured trial needs median_us");
 }
 
+// Shapes are the families' canonical text: a malformed one is a caller's bug, not user input.
+void check_shape_text(const std::string& shape) {
+  require(tunedb::is_canonical_shape(shape),
+          "shape '" + shape +
+              "' is not canonical text (name=value pairs sorted by name, joined "
+              "by ',')");
+}
+
 void check_winner(const WinnerRecord& w) {
   const std::string what = "record_winner (" + w.family + " " + w.budget_arch + " batch " +
                            std::to_string(w.batch) + "): ";
   require(!w.family.empty() && !w.budget_arch.empty() && !w.measured_arch.empty() &&
-              !w.device_name.empty() && !w.kv_format.empty() && !w.source_hash.empty(),
-          what + "family, archs, device, kv_format and source_hash must be set");
+              !w.device_name.empty() && !w.source_hash.empty(),
+          what + "family, archs, device and source_hash must be set");
+  check_shape_text(w.shape);
   require(w.batch >= 1 && w.median_us > 0.0 && w.default_median_us > 0.0 && w.run_id > 0,
           what + "batch >= 1, positive times and a run_id are required");
   require(w.decision == Decision::tuned || w.params_json == w.default_params_json,
@@ -329,9 +334,9 @@ void check_winner(const WinnerRecord& w) {
 }
 
 void check_problem(const ProblemKey& p) {
-  require(!p.family.empty() && !p.kv_format.empty() && p.n_heads > 0 && p.attn_tp > 0 &&
-              p.topk > 0 && p.page_size > 0 && (!p.batch || *p.batch >= 1),
-          "problem_id: family and kv_format must be set, sizes positive, batch >= 1 when given");
+  require(!p.family.empty() && (!p.batch || *p.batch >= 1),
+          "problem_id: family must be set, batch >= 1 when given");
+  check_shape_text(p.shape);
 }
 
 }  // namespace
@@ -447,21 +452,16 @@ void Store::add_source(const std::string& hash, const std::string& family) {
 
 std::int64_t Store::problem_id(const ProblemKey& problem) {
   check_problem(problem);
-  const char* const key =
-      "family = ?1 AND n_heads = ?2 AND attn_tp = ?3 AND topk = ?4 AND kv_format = ?5 AND "
-      "page_size = ?6 AND batch = ?7";
+  const char* const key = "family = ?1 AND shape = ?2 AND batch = ?3";
   const auto bind_key = [&](Statement& statement) {
-    statement.bind(1, problem.family).bind(2, problem.n_heads).bind(3, problem.attn_tp);
-    statement.bind(4, problem.topk).bind(5, problem.kv_format).bind(6, problem.page_size);
-    statement.bind(7, problem.batch.value_or(0));
+    statement.bind(1, problem.family).bind(2, problem.shape).bind(3, problem.batch.value_or(0));
   };
   Transaction transaction(connection_);  // no other writer between the look and the insert
   Statement select = connection_.prepare(std::string("SELECT id FROM problems WHERE ") + key);
   bind_key(select);
   if (select.step()) return select.column_int64(0);
-  Statement insert = connection_.prepare(
-      "INSERT INTO problems (family, n_heads, attn_tp, topk, kv_format, page_size, batch) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  Statement insert =
+      connection_.prepare("INSERT INTO problems (family, shape, batch) VALUES (?1, ?2, ?3)");
   bind_key(insert);
   insert.run();
   const std::int64_t id = connection_.last_insert_rowid();
@@ -470,21 +470,15 @@ std::int64_t Store::problem_id(const ProblemKey& problem) {
 }
 
 ProblemKey Store::problem(std::int64_t problem_id) const {
-  Statement select = connection_.prepare(
-      "SELECT family, n_heads, attn_tp, topk, kv_format, page_size, batch FROM problems "
-      "WHERE id = ?1");
+  Statement select = connection_.prepare("SELECT family, shape, batch FROM problems WHERE id = ?1");
   select.bind(1, problem_id);
   if (!select.step()) {
     throw DbInputError("no problem with id " + std::to_string(problem_id) + " in " + path_);
   }
   ProblemKey key;
   key.family = select.column_text(0);
-  key.n_heads = static_cast<int>(select.column_int64(1));
-  key.attn_tp = static_cast<int>(select.column_int64(2));
-  key.topk = static_cast<int>(select.column_int64(3));
-  key.kv_format = select.column_text(4);
-  key.page_size = static_cast<int>(select.column_int64(5));
-  if (const std::int64_t batch = select.column_int64(6); batch > 0) {
+  key.shape = select.column_text(1);
+  if (const std::int64_t batch = select.column_int64(2); batch > 0) {
     key.batch = static_cast<int>(batch);
   }
   return key;
@@ -578,9 +572,8 @@ std::int64_t Store::record_winner(const WinnerRecord& winner) {
   Statement upsert = connection_.prepare(
       std::string("INSERT INTO winners (") + kWinnerColumns + ") VALUES (" +
       placeholders(kWinnerColumnCount) +
-      ") ON CONFLICT (family, budget_arch, device_name, n_heads, attn_tp, topk, kv_format, "
-      "page_size, batch) DO UPDATE SET " +
-      update + "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') RETURNING id");
+      ") ON CONFLICT (family, budget_arch, device_name, shape, batch) DO UPDATE SET " + update +
+      "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') RETURNING id");
   bind_winner(upsert, row);
   if (!upsert.step()) throw DbError("INSERT ... RETURNING id returned no row", path_);
   const std::int64_t id = upsert.column_int64(0);
@@ -593,8 +586,7 @@ std::vector<WinnerRecord> Store::winners(const WinnerFilter& filter) const {
       std::string("SELECT id, ") + kWinnerColumns +
       ", updated_at FROM winners WHERE (?1 IS NULL OR family = ?1) AND "
       "(?2 IS NULL OR budget_arch = ?2) AND (?3 IS NULL OR device_name = ?3) AND "
-      "(?4 IS NULL OR run_id = ?4) ORDER BY family, budget_arch, device_name, n_heads, attn_tp, "
-      "topk, kv_format, page_size, batch");
+      "(?4 IS NULL OR run_id = ?4) ORDER BY family, budget_arch, device_name, shape, batch");
   select.bind(1, filter.family).bind(2, filter.budget_arch).bind(3, filter.device_name);
   select.bind(4, filter.run_id);
   std::vector<WinnerRecord> winners;

@@ -19,7 +19,9 @@ int main(int argc, char** argv) {
   for (i = 0; i < sizeof batches / sizeof batches[0]; ++i) {
     tunedb_result result;
     size_t p = 0;
-    if (tunedb_lookup(db, "sparse_mla_decode", "sm_120", 64, 4, 2048, "fp8_ds_mla", 64, batches[i],
+    /* The family's canonical shape text (64 heads / TP 4 = 16 local heads). */
+    if (tunedb_lookup(db, "sparse_mla_decode", "sm_120",
+                      "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048", batches[i],
                       &result) != TUNEDB_OK) {
       fprintf(stderr, "tunedb_c_example: error: %s\n", tunedb_last_error());
       tunedb_close(db);

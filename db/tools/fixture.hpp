@@ -2,7 +2,7 @@
 // A tuning store with known winners, for tests of the store, freeze and tunedb (C++, C, Python).
 // The values are test data chosen by hand; tests/test_tunedb_python.py repeats them.
 //
-//   sparse_mla_decode, n_heads 64, attn_tp 4, topk 2048, fp8_ds_mla, page 64
+//   sparse_mla_decode, shape kShape (64 heads / TP 4 = 16 local heads, topk 2048, fp8, page 64)
 //   budget sm_120, timed on "NVIDIA H200" (sm_90), run 1:
 //     batch   1  tuned         block_t 32, target_ctas 1024          17.1 us
 //     batch   8  tuned         block_t 32                            20.5 us
@@ -19,6 +19,7 @@ namespace tuner::db::fixture {
 
 inline const char* const kFamily = "sparse_mla_decode";
 inline const char* const kDevice = "NVIDIA H200";
+inline const char* const kShape = "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048";
 inline const char* const kSourceHash = "src-0123456789abcdef";
 inline const char* const kDefaultParams =
     R"({"block_h":16,"block_t":16,"num_stages":2,"num_warps":4,"target_ctas":512})";
@@ -35,11 +36,7 @@ inline WinnerRecord fixture_problem_winner(const std::string& budget_arch, int b
   w.budget_arch = budget_arch;
   w.measured_arch = "sm_90";
   w.device_name = kDevice;
-  w.n_heads = 64;
-  w.attn_tp = 4;
-  w.topk = 2048;
-  w.kv_format = "fp8_ds_mla";
-  w.page_size = 64;
+  w.shape = kShape;
   w.batch = batch;
   w.params_json = params;
   w.median_us = median_us;

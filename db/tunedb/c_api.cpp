@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "db/tunedb/freeze.hpp"
+#include "db/tunedb/shape.hpp"
 #include "db/tunedb/tunedb.h"
 #include "db/tunedb/tunedb.hpp"
 
@@ -51,6 +52,18 @@ tunedb_status null_argument(const char* function, const char* argument) noexcept
   return TUNEDB_ERROR_INPUT;
 }
 
+// Allocates only on this error path; a canonical shape costs no allocation.
+tunedb_status not_canonical(const char* shape) noexcept {
+  try {
+    last_error = std::string("tunedb_lookup: shape '") + shape + "' is not canonical (" +
+                 tunedb::shape_problem(shape).value_or("?") +
+                 "): write name=value pairs sorted by name, joined by ',' without spaces, e.g. "
+                 "'kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048'";
+  } catch (...) {
+  }
+  return TUNEDB_ERROR_INPUT;
+}
+
 }  // namespace
 
 extern "C" {
@@ -73,14 +86,13 @@ tunedb_status tunedb_open(const char* path, tunedb_handle** handle) {
 }
 
 tunedb_status tunedb_lookup(const tunedb_handle* handle, const char* family, const char* arch,
-                            int n_heads, int attn_tp, int topk, const char* kv_format,
-                            int page_size, int batch, tunedb_result* result) {
+                            const char* shape, int batch, tunedb_result* result) {
   if (handle == nullptr) return null_argument("tunedb_lookup", "handle");
   if (family == nullptr) return null_argument("tunedb_lookup", "family");
   if (arch == nullptr) return null_argument("tunedb_lookup", "arch");
-  if (kv_format == nullptr) return null_argument("tunedb_lookup", "kv_format");
+  if (shape == nullptr) return null_argument("tunedb_lookup", "shape");
   if (result == nullptr) return null_argument("tunedb_lookup", "result");
-  const tunedb::Shape shape{n_heads, attn_tp, topk, kv_format, page_size};
+  if (!tunedb::is_canonical_shape(shape)) return not_canonical(shape);
   const tunedb::Lookup found = handle->db.lookup(family, arch, shape, batch);
   // String views in a Lookup point at interned NUL-terminated strings (or are empty literals).
   const auto c_str = [](std::string_view text) { return text.empty() ? "" : text.data(); };

@@ -4,10 +4,14 @@
 
 namespace tunedb {
 
-// PRAGMA user_version of a tuning store (runs, sources, problems, trials, winners).
-inline constexpr int kStoreSchemaVersion = 1;
-// PRAGMA user_version of a frozen file (metadata, defaults, winners, cubins).
-inline constexpr int kFrozenSchemaVersion = 1;
+// PRAGMA user_version of a tuning store (runs, sources, problems, trials, winners). Version 2
+// keys problems and winners on (family, canonical shape text, batch); version 1 files (shape
+// columns n_heads, attn_tp, topk, kv_format, page_size) are refused with the fix (db/README.md).
+inline constexpr int kStoreSchemaVersion = 2;
+// PRAGMA user_version of a frozen file (metadata, defaults, winners, cubins); 2 as for the store.
+inline constexpr int kFrozenSchemaVersion = 2;
+// The first versions keyed on shape text; older files are refused, never misread.
+inline constexpr int kFirstShapeTextVersion = 2;
 // PRAGMA application_id of both ("TUNR"): tells our files from other SQLite files.
 inline constexpr std::int32_t kApplicationId = 0x54554E52;
 

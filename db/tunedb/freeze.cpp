@@ -27,9 +27,9 @@ constexpr const char* kWinnerFilter =
     "(?1 IS NULL OR budget_arch = ?1) AND (?2 IS NULL OR device_name = ?2)";
 
 constexpr const char* kWinnerColumns =
-    "family, budget_arch, measured_arch, device_name, n_heads, attn_tp, topk, kv_format, "
-    "page_size, batch, params_json, median_us, default_params_json, default_median_us, "
-    "speedup_vs_default, noise_rel, decision, reason, source_hash, run_id, bytes_moved";
+    "family, budget_arch, measured_arch, device_name, shape, batch, params_json, median_us, "
+    "default_params_json, default_median_us, speedup_vs_default, noise_rel, decision, reason, "
+    "source_hash, run_id, bytes_moved";
 
 // Removes the temporary output unless it was renamed into place.
 class TempFile {
@@ -110,7 +110,7 @@ void check_selection(const Connection& source, const std::string& store,
       std::string("SELECT family, budget_arch, batch, group_concat(device_name, ', ') FROM "
                   "winners WHERE ") +
           kWinnerFilter +
-          " GROUP BY family, budget_arch, n_heads, attn_tp, topk, kv_format, page_size, batch "
+          " GROUP BY family, budget_arch, shape, batch "
           "HAVING COUNT(*) > 1 LIMIT 1",
       options);
   if (clash.step()) {
@@ -145,15 +145,13 @@ class Freezer {
 
  private:
   void copy_winners() {
-    Statement rows =
-        filtered(source_,
-                 std::string("SELECT ") + kWinnerColumns + " FROM winners WHERE " + kWinnerFilter +
-                     " ORDER BY family, budget_arch, n_heads, attn_tp, topk, kv_format, "
-                     "page_size, batch",
-                 options_);
+    Statement rows = filtered(source_,
+                              std::string("SELECT ") + kWinnerColumns + " FROM winners WHERE " +
+                                  kWinnerFilter + " ORDER BY family, budget_arch, shape, batch",
+                              options_);
     Statement insert = out_.prepare(std::string("INSERT INTO winners (") + kWinnerColumns +
                                     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-                                    "?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)");
+                                    "?12, ?13, ?14, ?15, ?16, ?17)");
     while (rows.step()) {
       for (int column = 0; column < rows.column_count(); ++column) {
         const int rc =
@@ -174,12 +172,12 @@ class Freezer {
   void record_winner(const Statement& row) {
     const std::string family = row.column_text(0);
     const std::string arch = row.column_text(1);
-    const std::int64_t run_id = row.column_int64(19);
-    images_.insert({family, arch, row.column_text(10), row.column_text(18)});
+    const std::int64_t run_id = row.column_int64(15);
+    images_.insert({family, arch, row.column_text(6), row.column_text(14)});
     auto& latest = latest_by_family_arch_[{family, arch}];
-    if (latest.run_id <= run_id) latest = {run_id, row.column_text(18)};
+    if (latest.run_id <= run_id) latest = {run_id, row.column_text(14)};
     auto& family_default = default_by_family_[family];
-    if (family_default.run_id <= run_id) family_default = {run_id, row.column_text(12)};
+    if (family_default.run_id <= run_id) family_default = {run_id, row.column_text(8)};
   }
 
   void write_defaults() {

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "db/tunedb/format.hpp"
+#include "db/tunedb/shape.hpp"
 
 namespace tunedb::detail {
 
@@ -30,11 +31,7 @@ CREATE TABLE winners(
   budget_arch TEXT NOT NULL,
   measured_arch TEXT NOT NULL,
   device_name TEXT NOT NULL,
-  n_heads INTEGER NOT NULL,
-  attn_tp INTEGER NOT NULL,
-  topk INTEGER NOT NULL,
-  kv_format TEXT NOT NULL,
-  page_size INTEGER NOT NULL,
+  shape TEXT NOT NULL,
   batch INTEGER NOT NULL,
   params_json TEXT NOT NULL,
   median_us REAL NOT NULL,
@@ -47,7 +44,7 @@ CREATE TABLE winners(
   source_hash TEXT NOT NULL,
   run_id INTEGER NOT NULL,
   bytes_moved INTEGER,
-  PRIMARY KEY (family, budget_arch, n_heads, attn_tp, topk, kv_format, page_size, batch)
+  PRIMARY KEY (family, budget_arch, shape, batch)
 ) WITHOUT ROWID;
 CREATE TABLE cubins(
   family TEXT NOT NULL,
@@ -72,11 +69,10 @@ constexpr std::array kChecksumTables = {
     TableSpec{"metadata", "SELECT key, value FROM metadata WHERE key <> 'checksum' ORDER BY key"},
     TableSpec{"defaults", "SELECT family, params_json FROM defaults ORDER BY family"},
     TableSpec{"winners",
-              "SELECT family, budget_arch, measured_arch, device_name, n_heads, attn_tp, topk, "
-              "kv_format, page_size, batch, params_json, median_us, default_params_json, "
-              "default_median_us, speedup_vs_default, noise_rel, decision, reason, source_hash, "
-              "run_id, bytes_moved FROM winners ORDER BY family, budget_arch, n_heads, attn_tp, "
-              "topk, kv_format, page_size, batch"},
+              "SELECT family, budget_arch, measured_arch, device_name, shape, batch, params_json, "
+              "median_us, default_params_json, default_median_us, speedup_vs_default, noise_rel, "
+              "decision, reason, source_hash, run_id, bytes_moved FROM winners ORDER BY family, "
+              "budget_arch, shape, batch"},
     TableSpec{"cubins",
               "SELECT family, arch, params_json, source_hash, kernel_names, bytes FROM cubins "
               "ORDER BY family, arch, params_json, source_hash"},
@@ -224,6 +220,9 @@ FileKind inspect_file(const Connection& connection, const std::string& path) {
                        std::to_string(kind.schema_version) + ", newer than the version " +
                        std::to_string(known) +
                        " this build reads: use a newer tuner/tunedb, or a DB written by this one");
+  }
+  if (kind.schema_version != 0 && kind.schema_version < kFirstShapeTextVersion) {
+    throw DbInputError(old_schema_message(path, kind.schema_version));
   }
   if (kind.schema_version == 0 || !has_table(connection, "winners")) {
     throw DbInputError(path + " is not a tuning DB (schema version " +

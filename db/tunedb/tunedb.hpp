@@ -3,6 +3,11 @@
 // no tuner/). Open once at startup; lookups are then noexcept, allocation-free, O(log n) and
 // safe from any number of threads (the object is immutable after open).
 //
+// Shapes are canonical text, "name=value" pairs sorted by name and joined by ',', as the family
+// builds it (e.g. "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048" for
+// sparse_mla_decode: 64 heads / TP 4 and 128 heads / TP 8 both mean 16 local heads; `tuner query`
+// prints the text for any model-level shape). db/tunedb/shape.hpp checks and assembles it.
+//
 // Lookup rules for (family, arch, shape, batch):
 //   exact    the shape has a winner tuned at this batch.
 //   bucket   the shape has winners, none at this batch: the smallest tuned batch >= the asked one,
@@ -19,6 +24,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,14 +57,6 @@ struct Cubin {
   std::vector<char> bytes;
   std::vector<std::string_view> kernel_names;  // mangled names, as cuModuleGetFunction wants
   std::string_view kernel_names_text;          // the same, one per line
-};
-
-struct Shape {
-  int n_heads = 0;
-  int attn_tp = 0;
-  int topk = 0;
-  std::string_view kv_format;
-  int page_size = 0;
 };
 
 enum class How { exact, bucket, default_config, not_found };
@@ -117,8 +115,13 @@ class TuningDb {
   TuningDb& operator=(TuningDb&& other) noexcept;
   ~TuningDb();
 
-  Lookup lookup(std::string_view family, std::string_view arch, const Shape& shape,
+  // The hot path: `shape` is canonical text (a text that is not canonical matches nothing).
+  Lookup lookup(std::string_view family, std::string_view arch, std::string_view shape,
                 int batch) const noexcept;
+  // The same from name -> value pairs (allocates; call once at start-up and keep the answer).
+  // Throws DbInputError naming the pair that is not allowed.
+  Lookup lookup(std::string_view family, std::string_view arch,
+                const std::map<std::string, std::string, std::less<>>& shape, int batch) const;
 
   const DbInfo& info() const noexcept;
   // Every distinct config (winners and defaults), indexed by Config::index.

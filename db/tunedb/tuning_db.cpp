@@ -8,6 +8,7 @@
 #include "db/sqlite/sqlite.hpp"
 #include "db/tunedb/frozen.hpp"
 #include "db/tunedb/params.hpp"
+#include "db/tunedb/shape.hpp"
 #include "db/tunedb/tunedb.hpp"
 
 namespace tunedb {
@@ -21,15 +22,9 @@ namespace {
 struct ShapeKey {
   std::string_view family;
   std::string_view arch;
-  int n_heads = 0;
-  int attn_tp = 0;
-  int topk = 0;
-  std::string_view kv_format;
-  int page_size = 0;
+  std::string_view shape;  // canonical text
 
-  auto tie() const noexcept {
-    return std::tie(family, arch, n_heads, attn_tp, topk, kv_format, page_size);
-  }
+  auto tie() const noexcept { return std::tie(family, arch, shape); }
 };
 
 struct Entry {
@@ -63,21 +58,19 @@ struct FamilyArchCubin {
 
 // A winner row as read, before indexing.
 struct WinnerRow {
-  std::string_view family, arch, measured_arch, device_name, kv_format, params_json, source_hash;
+  std::string_view family, arch, measured_arch, device_name, shape, params_json, source_hash;
   std::string_view default_params_json;
-  int n_heads = 0, attn_tp = 0, topk = 0, page_size = 0, batch = 0;
+  int batch = 0;
   double median_us = 0.0;
   std::int64_t run_id = 0;
   bool default_kept = false;
 
-  ShapeKey key() const { return {family, arch, n_heads, attn_tp, topk, kv_format, page_size}; }
+  ShapeKey key() const { return {family, arch, shape}; }
 };
 
 std::string describe(const WinnerRow& row) {
-  return std::string(row.family) + " " + std::string(row.arch) +
-         " n_heads=" + std::to_string(row.n_heads) + " attn_tp=" + std::to_string(row.attn_tp) +
-         " topk=" + std::to_string(row.topk) + " kv_format=" + std::string(row.kv_format) +
-         " page_size=" + std::to_string(row.page_size) + " batch=" + std::to_string(row.batch);
+  return std::string(row.family) + " " + std::string(row.arch) + " " + std::string(row.shape) +
+         " batch=" + std::to_string(row.batch);
 }
 
 std::vector<std::string> sorted_unique(std::vector<std::string> values) {
@@ -180,9 +173,9 @@ class Loader {
 
   std::vector<WinnerRow> read_winners() {
     Statement rows = connection_.prepare(
-        "SELECT family, budget_arch, measured_arch, device_name, n_heads, attn_tp, topk, "
-        "kv_format, page_size, batch, params_json, median_us, run_id, decision, source_hash, "
-        "default_params_json FROM winners WHERE ?1 IS NULL OR device_name = ?1");
+        "SELECT family, budget_arch, measured_arch, device_name, shape, batch, params_json, "
+        "median_us, run_id, decision, source_hash, default_params_json FROM winners "
+        "WHERE ?1 IS NULL OR device_name = ?1");
     rows.bind(1, options_.device_name);
     std::vector<WinnerRow> winners;
     while (rows.step()) {
@@ -191,18 +184,14 @@ class Loader {
       row.arch = data_->intern(rows.column_text(1));
       row.measured_arch = data_->intern(rows.column_text(2));
       row.device_name = data_->intern(rows.column_text(3));
-      row.n_heads = static_cast<int>(rows.column_int64(4));
-      row.attn_tp = static_cast<int>(rows.column_int64(5));
-      row.topk = static_cast<int>(rows.column_int64(6));
-      row.kv_format = data_->intern(rows.column_text(7));
-      row.page_size = static_cast<int>(rows.column_int64(8));
-      row.batch = static_cast<int>(rows.column_int64(9));
-      row.params_json = data_->intern(rows.column_text(10));
-      row.median_us = rows.column_double(11);
-      row.run_id = rows.column_int64(12);
-      row.default_kept = rows.column_text(13) == "default_kept";
-      row.source_hash = data_->intern(rows.column_text(14));
-      row.default_params_json = data_->intern(rows.column_text(15));
+      row.shape = data_->intern(rows.column_text(4));
+      row.batch = static_cast<int>(rows.column_int64(5));
+      row.params_json = data_->intern(rows.column_text(6));
+      row.median_us = rows.column_double(7);
+      row.run_id = rows.column_int64(8);
+      row.default_kept = rows.column_text(9) == "default_kept";
+      row.source_hash = data_->intern(rows.column_text(10));
+      row.default_params_json = data_->intern(rows.column_text(11));
       winners.push_back(row);
     }
     return winners;
@@ -243,10 +232,8 @@ class Loader {
 
   void index_winners(std::vector<WinnerRow> rows) {
     std::sort(rows.begin(), rows.end(), [](const WinnerRow& a, const WinnerRow& b) {
-      return std::tie(a.family, a.arch, a.n_heads, a.attn_tp, a.topk, a.kv_format, a.page_size,
-                      a.batch, a.device_name) < std::tie(b.family, b.arch, b.n_heads, b.attn_tp,
-                                                         b.topk, b.kv_format, b.page_size, b.batch,
-                                                         b.device_name);
+      return std::tie(a.family, a.arch, a.shape, a.batch, a.device_name) <
+             std::tie(b.family, b.arch, b.shape, b.batch, b.device_name);
     });
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const WinnerRow& row = rows[i];
@@ -379,12 +366,11 @@ const Cubin* TuningDb::Data::default_cubin(std::string_view family,
   return found->cubin;
 }
 
-Lookup TuningDb::lookup(std::string_view family, std::string_view arch, const Shape& shape,
+Lookup TuningDb::lookup(std::string_view family, std::string_view arch, std::string_view shape,
                         int batch) const noexcept {
   Lookup result;
   if (!data_) return result;
-  const ShapeKey key{family,          arch,           shape.n_heads, shape.attn_tp, shape.topk,
-                     shape.kv_format, shape.page_size};
+  const ShapeKey key{family, arch, shape};
   if (const Group* group = data_->find_group(key)) {
     const Entry& entry = data_->pick_entry(*group, std::max(batch, 1), result.how);
     result.config = entry.config;
@@ -434,6 +420,25 @@ TuningDb::TuningDb(std::unique_ptr<const Data> data) noexcept : data_(std::move(
 TuningDb::TuningDb(TuningDb&&) noexcept = default;
 TuningDb& TuningDb::operator=(TuningDb&&) noexcept = default;
 TuningDb::~TuningDb() = default;
+
+Lookup TuningDb::lookup(std::string_view family, std::string_view arch,
+                        const std::map<std::string, std::string, std::less<>>& shape,
+                        int batch) const {
+  const std::optional<std::string> text = make_shape(shape);
+  if (!text) {
+    std::string given;
+    for (const auto& [name, value] : shape) {
+      given += given.empty() ? "" : ",";
+      given += name;
+      given += '=';
+      given += value;
+    }
+    throw DbInputError("shape '" + given + "' for family '" + std::string(family) +
+                       "' is not allowed: names are [a-z0-9_]+, values [A-Za-z0-9_.-]+ without "
+                       "leading zeros, at least one pair");
+  }
+  return lookup(family, arch, std::string_view(*text), batch);
+}
 
 const DbInfo& TuningDb::info() const noexcept {
   static const DbInfo kEmpty;

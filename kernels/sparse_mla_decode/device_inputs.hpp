@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/cuda_driver.hpp"
 #include "kernels/sparse_mla_decode/geometry.hpp"
 #include "kernels/sparse_mla_decode/shape.hpp"
-#include "tuner/cuda_driver.hpp"
 
 namespace tuner::smla_family {
 

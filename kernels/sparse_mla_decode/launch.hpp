@@ -3,11 +3,11 @@
 // allocation, no synchronization, no host work beyond filling the parameter blocks).
 #include <memory>
 
+#include "core/cuda_driver.hpp"
+#include "core/nvrtc.hpp"
 #include "kernels/sparse_mla_decode/device_inputs.hpp"
 #include "kernels/sparse_mla_decode/geometry.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
-#include "tuner/cuda_driver.hpp"
-#include "tuner/nvrtc.hpp"
 
 namespace tuner::smla_family {
 

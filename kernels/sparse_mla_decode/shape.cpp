@@ -1,7 +1,7 @@
 #include "kernels/sparse_mla_decode/shape.hpp"
 
+#include "core/error.hpp"
 #include "templates/sparse_mla_decode/layout.h"
-#include "tuner/error.hpp"
 
 namespace tuner::smla_family {
 

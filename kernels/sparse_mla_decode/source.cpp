@@ -1,29 +1,16 @@
 #include "kernels/sparse_mla_decode/source.hpp"
 
-#include "tuner/embedded_templates.hpp"
-#include "tuner/hash.hpp"
+#include "core/templates.hpp"
 
 namespace tuner::smla_family {
 
+// The family's folder and common/: an edit elsewhere (another family) leaves the hash alone.
 std::vector<SourceFile> template_headers() {
-  std::vector<SourceFile> headers;
-  for (const EmbeddedFile& file : embedded_templates()) {
-    headers.push_back(SourceFile{std::string(file.path), std::string(file.text)});
-  }
-  return headers;
+  return template_files({"common/", "sparse_mla_decode/"});
 }
 
 const std::string& source_hash() {
-  static const std::string hash = [] {
-    std::string all;
-    for (const EmbeddedFile& file : embedded_templates()) {
-      all += file.path;
-      all += '\0';
-      all += file.text;
-      all += '\0';
-    }
-    return sha256_hex(all);
-  }();
+  static const std::string hash = templates_hash({"common/", "sparse_mla_decode/"});
   return hash;
 }
 

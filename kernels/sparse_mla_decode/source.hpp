@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "core/nvrtc.hpp"
 #include "kernels/sparse_mla_decode/shape.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
-#include "tuner/nvrtc.hpp"
 
 namespace tuner::smla_family {
 

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "core/config.hpp"
 #include "kernels/sparse_mla_decode/shape.hpp"
-#include "tuner/config.hpp"
 
 namespace tuner::smla_family {
 

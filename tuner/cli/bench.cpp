@@ -1,27 +1,20 @@
-// `tuner bench`: times configs of the sparse MLA decode family on the GPU with the measurement
-// protocol (tuner/measure.hpp), after checking each against the reference, and reports bytes moved
-// and the achieved fraction of the device-to-device copy bandwidth measured in the same run.
+// `tuner bench`: verify and time the default config (or, with --all, every survivor of the plan
+// for this GPU) at a few batch sizes, with the bytes a call must move and the fraction of the
+// device's copy bandwidth (and, for families that count flops, the TFLOP/s).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
-#include <memory>
+#include <sstream>
 
-#include "kernels/sparse_mla_decode/device_inputs.hpp"
-#include "kernels/sparse_mla_decode/geometry.hpp"
-#include "kernels/sparse_mla_decode/launch.hpp"
-#include "kernels/sparse_mla_decode/resources.hpp"
-#include "kernels/sparse_mla_decode/source.hpp"
-#include "kernels/sparse_mla_decode/traffic.hpp"
-#include "kernels/sparse_mla_decode/verify.hpp"
+#include "core/arch.hpp"
+#include "core/cubin_cache.hpp"
+#include "core/cuda_driver.hpp"
+#include "core/error.hpp"
+#include "core/measure.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/problem_options.hpp"
-#include "tuner/cuda_driver.hpp"
-#include "tuner/error.hpp"
-#include "tuner/measure.hpp"
-#include "tuner/parallel.hpp"
-
-#include <cstdlib>
-#include <sstream>
+#include "tuner/plan.hpp"
 
 namespace po = boost::program_options;
 
@@ -29,17 +22,20 @@ namespace tuner::cli {
 
 namespace {
 
-using namespace smla_family;
+struct BenchOptions {
+  std::vector<int> batches;
+  double memory_gib = 1.0;
+  bool all = false;
+  std::string where;     // "mma_path=1|2,producers=0": only survivors with these values
+  int top = 1;           // the N fastest per batch
+  std::string best_per;  // "mma_path,producers": the fastest of each value combination
+  MeasureOptions measure;
+};
 
-using Candidate = DecodeKernels;
-
-// "--where mma_path=1|2,producers=0": each named parameter must take one of the listed values.
+// Whether `config` takes one of the listed values for every parameter named in `where`.
 bool selected(const Config& config, const std::string& where) {
-  std::size_t start = 0;
-  while (start < where.size()) {
-    const std::size_t end = std::min(where.find(',', start), where.size());
-    const std::string term = where.substr(start, end - start);
-    start = end + 1;
+  std::stringstream terms(where);
+  for (std::string term; std::getline(terms, term, ',');) {
     const std::size_t equals = term.find('=');
     if (equals == std::string::npos) {
       throw InputError("--where: '" + term + "' is not NAME=VALUE[|VALUE...]; e.g. mma_path=1|2");
@@ -67,104 +63,119 @@ bool selected(const Config& config, const std::string& where) {
   return true;
 }
 
-std::vector<Candidate> load_candidates(const Shape& shape, bool all, const std::string& where,
-                                       int arch_sm, int smem_optin) {
-  // (compile key, its selected TARGET_CTAS values); the default is always timed.
-  std::vector<std::pair<KernelConfig, std::vector<int>>> keys;
-  if (all || !where.empty()) {
-    for (const Config& config : cross_product(parameter_space())) {
-      KernelConfig typed = from_config(config);
-      if (typed.target_ctas != default_config().target_ctas) continue;
-      if (!shape_mismatch(typed, shape).empty()) continue;
-      if (static_budget(typed, shape.kv_format).smem_bytes_per_block > smem_optin) continue;
-      std::vector<int> targets;
-      for (int target : {128, 256, 512, 1024}) {
-        typed.target_ctas = target;
-        if (where.empty() || typed == default_config() || selected(to_config(typed), where)) {
-          targets.push_back(target);
-        }
-      }
-      if (!targets.empty()) keys.emplace_back(typed, targets);
-    }
-  } else {
-    keys.emplace_back(default_config(), std::vector<int>{default_config().target_ctas});
-  }
-  std::vector<std::unique_ptr<CompileResult>> compiled(keys.size());
-  parallel_for(keys.size(), 0, [&](std::size_t i) {
-    compiled[i] = std::make_unique<CompileResult>(
-        compile(split_program(keys[i].first, shape.kv_format, arch_sm)));
-  });
-  std::vector<Candidate> candidates;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    const DecodeKernels kernels =
-        load_decode_kernels(*compiled[i], keys[i].first, shape.kv_format);
-    for (int target : keys[i].second) {
-      candidates.push_back(kernels);
-      candidates.back().config.target_ctas = target;
-    }
-  }
-  return candidates;
-}
-
-struct Measured {
-  KernelConfig config;
-  Timing timing;
-  int splits = 0;
-};
-
 // "mma_path=1 producers=2" for the parameters named in `names` (comma-separated).
-std::string group_of(const KernelConfig& config, const std::string& names) {
-  const Config values = to_config(config);
+std::string group_of(const Config& config, const std::string& names) {
   std::string group;
   std::stringstream list(names);
   for (std::string name; std::getline(list, name, ',');) {
     try {
-      group += (group.empty() ? "" : " ") + name + "=" + std::to_string(values.at(name));
+      group += (group.empty() ? "" : " ") + name + "=" + std::to_string(config.at(name));
     } catch (const std::out_of_range&) {
       throw InputError("--best-per: unknown parameter '" + name + "'; the parameters are " +
-                       describe(values));
+                       describe(config));
     }
   }
   return group;
 }
 
-// The first (fastest) measured config of every group, in group order.
-std::vector<std::pair<std::string, const Measured*>> best_per(
-    const std::vector<Measured>& sorted, const std::string& names) {
-  std::map<std::string, const Measured*> best;
-  for (const Measured& m : sorted) best.try_emplace(group_of(m.config, names), &m);
-  return {best.begin(), best.end()};
+std::vector<Config> candidates_for(const Problem& problem, const Arch& arch, bool all,
+                                   const std::string& where) {
+  const Config default_config = problem.family->default_config();
+  if (!all && where.empty()) return {default_config};
+  PlanRequest request;
+  request.family = problem.family;
+  request.shape = problem.shape;
+  request.arch = arch;
+  std::vector<Config> configs;
+  for (const PlanRow& row : plan(request, CubinCache(default_cache_dir())).rows) {
+    if (row.fate == Fate::survivor && (where.empty() || selected(row.config, where))) {
+      configs.push_back(row.config);
+    }
+  }
+  if (std::find(configs.begin(), configs.end(), default_config) == configs.end()) {
+    configs.insert(configs.begin(), default_config);
+  }
+  return configs;
+}
+
+struct Measured {
+  Config config;
+  Timing timing;
+};
+
+int bench_batch(DeviceSession& session, const std::vector<Config>& candidates, int batch,
+                const BenchOptions& options, double copy_gbs, cuda::Stream& stream,
+                const Config& default_config) {
+  session.prepare(batch);
+  const double bytes = session.bytes_moved();
+  const double flops = session.flops();
+  int failures = 0;
+  std::vector<Measured> measured;
+  for (const Config& config : candidates) {
+    const LaunchFn launch = session.load(config);
+    const Verdict verdict = session.verify(config, launch, 7u + static_cast<unsigned>(batch));
+    if (!verdict.passed) {
+      std::printf("%6d %-62s WRONG RESULT: %s\n", batch, describe(config).c_str(),
+                  verdict.reason.c_str());
+      ++failures;
+      continue;
+    }
+    measured.push_back(Measured{config, time_graph(launch, stream, options.measure)});
+  }
+  std::sort(measured.begin(), measured.end(), [](const Measured& a, const Measured& b) {
+    return a.timing.median_us < b.timing.median_us;
+  });
+  const auto print = [&](const Measured& m, const char* tag) {
+    const double seconds = m.timing.median_us * 1e-6;
+    std::printf("%6d %-62s %9.2f %9.2f %9.2f %9.2f %6.1f%% %8.1f %s\n", batch,
+                describe(m.config).c_str(), m.timing.median_us, m.timing.p10_us, m.timing.p90_us,
+                bytes / 1e6, 100.0 * bytes / seconds / (copy_gbs * 1e9), flops / seconds / 1e12,
+                tag);
+  };
+  for (const Measured& m : measured) {
+    if (m.config == default_config) print(m, "(default)");
+  }
+  if (options.all || !options.where.empty()) {
+    for (std::size_t i = 0; i < measured.size() && i < static_cast<std::size_t>(options.top); ++i) {
+      print(measured[i], i == 0 ? "(fastest)" : "");
+    }
+  }
+  if (!options.best_per.empty()) {
+    std::map<std::string, const Measured*> best;
+    for (const Measured& m : measured) best.try_emplace(group_of(m.config, options.best_per), &m);
+    for (const auto& [group, m] : best) print(*m, ("(best of " + group + ")").c_str());
+  }
+  std::fflush(stdout);
+  return failures;
 }
 
 }  // namespace
 
 int run_bench(const Args& args) {
-  ProblemOptions problem_options;
+  ProblemOptions problem = problem_options_for(args);
   std::string batches_text = "1,8,32,64,128";
-  double kv_gib = 1.0;
-  bool all = false;
-  std::string where;
-  int top = 1;
-  std::string best_per_names;
-  MeasureOptions measure;
+  BenchOptions bench;
   po::options_description options("bench options");
-  add_problem_options(options, problem_options);
+  add_problem_options(options, problem);
   options.add_options()("batches", po::value(&batches_text)->default_value(batches_text),
-                        "batch sizes")("kv-gib", po::value(&kv_gib)->default_value(kv_gib),
-                                       "KV cache size in GiB (>= 1 keeps the L2 out)")(
-      "all", po::bool_switch(&all), "time every config that fits the device, not only the default")(
-      "where", po::value(&where),
-      "time the configs whose parameters take these values (and the default), e.g. "
-      "'mma_path=1|2,producers=1'")("top", po::value(&top)->default_value(top),
+                        "batch sizes")(
+      "memory-gib", po::value(&bench.memory_gib)->default_value(bench.memory_gib),
+      "input footprint in GiB (>= 1 keeps the L2 out)")(
+      "all", po::bool_switch(&bench.all),
+      "time every config that survives the plan for this GPU, not only the default")(
+      "where", po::value(&bench.where),
+      "time the plan's survivors whose parameters take these values (and the default), e.g. "
+      "'mma_path=1|2,producers=2'")("top", po::value(&bench.top)->default_value(bench.top),
                                     "print the N fastest configs per batch")(
-      "best-per", po::value(&best_per_names),
-      "also print the fastest config for each value combination of these parameters, e.g. "
+      "best-per", po::value(&bench.best_per),
+      "also print the fastest config of each value combination of these parameters, e.g. "
       "'mma_path,producers' (one row per structural variant)")(
-      "launches", po::value(&measure.launches_per_graph)->default_value(measure.launches_per_graph),
-      "launches per CUDA graph, each with its own index set");
-  if (!parse_or_help("bench", "[options]", options, args)) return 0;
-  Shape shape = parse_problem(problem_options);
-  const std::vector<int> batches = parse_int_list(batches_text, "batches");
+      "launches",
+      po::value(&bench.measure.launches_per_graph)->default_value(bench.measure.launches_per_graph),
+      "launches per CUDA graph, each with its own inputs");
+  if (!parse_or_help("bench", "[--family F] [shape options] [options]", options, args)) return 0;
+  const Problem parsed = parse_problem(problem);
+  bench.batches = parse_int_list(batches_text, "batches");
   std::string why_not;
   if (!cuda::gpu_available(&why_not)) {
     throw NoGpuError("tuner bench needs a GPU: " + why_not +
@@ -173,78 +184,23 @@ int run_bench(const Args& args) {
   const cuda::DeviceInfo info = cuda::device_info(0);
   const cuda::Context context(0);
   cuda::Stream stream;
-  const int smem_optin =
-      cuda::device_attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0);
   const double copy_gbs = copy_bandwidth_gbs(std::size_t{1} << 30, stream);
   std::printf("device %s (sm_%d, %d SMs), device-to-device copy %.0f GB/s (read + write)\n",
               info.name.c_str(), info.arch_sm(), info.sm_count, copy_gbs);
-  const UtilityKernels utility = load_utility_kernels(info.arch_sm());
-  const std::vector<Candidate> candidates = load_candidates(shape, all, where, info.arch_sm(), smem_optin);
-  const long long num_tokens =
-      static_cast<long long>(kv_gib * (1LL << 30)) / kv_row_bytes(shape.kv_format) + 1;
-  std::printf(
-      "%zu candidates; KV cache %lld tokens (%.2f GiB), %d launches per graph, each its own index "
-      "set\n",
-      candidates.size(), num_tokens, kv_gib, measure.launches_per_graph);
-  std::printf("%6s %-62s %9s %9s %9s %7s %9s %7s\n", "batch", "config", "median_us", "p10_us",
-              "p90_us", "splits", "MB_moved", "%copyBW");
+  const std::vector<Config> candidates =
+      candidates_for(parsed, arch_from_device(0, nullptr), bench.all, bench.where);
+  DeviceSession session = parsed.family->open_device(
+      DeviceSetup{parsed.shape, info.arch_sm(), default_cache_dir().string(), bench.memory_gib,
+                  bench.measure.launches_per_graph});
+  std::printf("%zu candidates; %s %s; %d launches per graph, each its own inputs\n",
+              candidates.size(), parsed.family->name.c_str(), parsed.shape.canonical().c_str(),
+              bench.measure.launches_per_graph);
+  std::printf("%6s %-62s %9s %9s %9s %9s %7s %8s\n", "batch", "config", "median_us", "p10_us",
+              "p90_us", "MB_moved", "%copyBW", "TFLOP/s");
   int failures = 0;
-  for (int batch : batches) {
-    shape.batch = batch;
-    int max_splits = 1;
-    for (const Candidate& candidate : candidates) {
-      max_splits = std::max(max_splits, launch_geometry(candidate.config, shape).num_splits);
-    }
-    DeviceProblem problem =
-        make_device_problem(utility,
-                            InputSpec{shape, num_tokens, measure.launches_per_graph, 30,
-                                      1000u + static_cast<unsigned>(batch)},
-                            max_splits, stream.get());
-    stream.synchronize("bench inputs");
-    std::vector<std::int32_t> indices(problem.index_set_bytes() / 4);
-    problem.indices.download(indices.data(), problem.index_set_bytes());
-    const double bytes = bytes_must_move(shape, indices);
-    std::vector<Measured> measured;
-    for (const Candidate& candidate : candidates) {
-      const DecodeKernels& view = candidate;
-      const Agreement agreement =
-          verify_candidate(utility, view, problem, 7u + static_cast<unsigned>(batch), stream);
-      if (!agreement.passes(kOutTolerance, kLseTolerance)) {
-        std::printf("%6d %-62s WRONG RESULT: %s\n", batch,
-                    describe(to_config(candidate.config)).c_str(), describe(agreement).c_str());
-        ++failures;
-        continue;
-      }
-      // verify_candidate redrew index set 0; the timing below uses all sets as drawn.
-      const LaunchGeometry geometry = launch_geometry(candidate.config, shape);
-      const Timing timing = time_graph(
-          [&](int launch, CUstream s) { launch_decode(view, geometry, problem, launch, s); },
-          stream, measure);
-      measured.push_back(Measured{candidate.config, timing, geometry.num_splits});
-    }
-    std::sort(measured.begin(), measured.end(), [](const Measured& a, const Measured& b) {
-      return a.timing.median_us < b.timing.median_us;
-    });
-    const auto print = [&](const Measured& m, const char* tag) {
-      std::printf("%6d %-62s %9.2f %9.2f %9.2f %7d %9.2f %6.1f%% %s\n", batch,
-                  describe(to_config(m.config)).c_str(), m.timing.median_us, m.timing.p10_us,
-                  m.timing.p90_us, m.splits, bytes / 1e6,
-                  100.0 * bytes / (m.timing.median_us * 1e-6) / (copy_gbs * 1e9), tag);
-    };
-    for (const Measured& m : measured) {
-      if (m.config == default_config()) print(m, "(default)");
-    }
-    if (all || !where.empty()) {
-      for (std::size_t i = 0; i < measured.size() && i < static_cast<std::size_t>(top); ++i) {
-        print(measured[i], i == 0 ? "(fastest)" : "");
-      }
-    }
-    if (!best_per_names.empty()) {
-      for (const auto& [group, m] : best_per(measured, best_per_names)) {
-        print(*m, ("(best of " + group + ")").c_str());
-      }
-    }
-    std::fflush(stdout);
+  for (int batch : bench.batches) {
+    failures += bench_batch(session, candidates, batch, bench, copy_gbs, stream,
+                            parsed.family->default_config());
   }
   return failures == 0 ? 0 : 1;
 }

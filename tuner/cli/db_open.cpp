@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "tuner/error.hpp"
+#include "core/error.hpp"
 
 namespace tuner::cli {
 

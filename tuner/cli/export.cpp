@@ -1,7 +1,9 @@
 // `tuner export --format vllm-json`: the winners as the tuned-config files vLLM and SGLang ship
-// for their kernels: one JSON object per (family, shape, device, budget arch), keyed by batch size
-// as a string, each value the config with upper-case parameter names:
-//   {"1": {"BLOCK_H": 16, "BLOCK_T": 32, ...}, "8": {...}}
+// for their kernels: one JSON object per (family, shape, device[, budget arch]), keyed by batch
+// size as a string; the family names the file and writes each entry (Family::export_name,
+// export_entry), e.g. fp8_gemm writes vLLM's block-fp8 files
+//   N=4096,K=7168,device_name=NVIDIA_H200,dtype=fp8_w8a8,block_shape=[128,128].json
+//   {"1": {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 64, ...}, "8": {...}}
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -9,16 +11,19 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
-#include <tuple>
 
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "core/shape.hpp"
 #include "db/sqlite/sqlite.hpp"
-#include "db/tunedb/params.hpp"
+#include "kernels/registry.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/db_open.hpp"
 #include "tuner/cli/problem_options.hpp"
-#include "tuner/error.hpp"
 #include "tuner/report.hpp"
+#include "tuner/shape_text.hpp"
 
 namespace po = boost::program_options;
 
@@ -26,83 +31,52 @@ namespace tuner::cli {
 
 namespace {
 
-// Files in the order the winners query reads them: the shape, then the device, then the budget
-// arch (report::SeriesKey's own order puts the arch before the device).
-struct DeviceBeforeArch {
-  static auto tie(const report::SeriesKey& key) {
-    return std::tie(key.family, key.n_heads, key.attn_tp, key.topk, key.kv_format, key.page_size,
-                    key.device_name, key.budget_arch);
-  }
-  bool operator()(const report::SeriesKey& a, const report::SeriesKey& b) const {
-    return tie(a) < tie(b);
-  }
-};
-
-// batch -> canonical params_json
+// (family, shape, budget arch, device) -> batch -> canonical params_json
 using Group = std::map<int, std::string>;
-using Groups = std::map<report::SeriesKey, Group, DeviceBeforeArch>;
+using Groups = std::map<report::SeriesKey, Group>;
 
 // Characters a file name keeps as they are; anything else (spaces, slashes) becomes '_'.
 std::string file_safe(const std::string& text) {
   std::string safe = text;
   for (char& c : safe) {
-    const bool keep =
-        std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
+    const bool keep = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' ||
+                      c == '.' || c == ',' || c == '=' || c == '[' || c == ']';
     if (!keep) c = '_';
   }
   return safe;
-}
-
-// sparse_mla_decode,heads=64,tp=4,topk=2048,kv=fp8_ds_mla,device=NVIDIA_H200,arch=sm_120.json;
-// ",page=N" follows kv when the page size is not the usual 64.
-std::string file_name(const report::SeriesKey& key) {
-  std::string name = file_safe(key.family) + ",heads=" + std::to_string(key.n_heads) +
-                     ",tp=" + std::to_string(key.attn_tp) + ",topk=" + std::to_string(key.topk) +
-                     ",kv=" + file_safe(key.kv_format);
-  if (key.page_size != 64) name += ",page=" + std::to_string(key.page_size);
-  return name + ",device=" + file_safe(key.device_name) + ",arch=" + file_safe(key.budget_arch) +
-         ".json";
 }
 
 Groups read_groups(const std::string& path, bool frozen) {
   const db::Connection connection = db::Connection::open(
       path, frozen ? db::OpenMode::read_only_immutable : db::OpenMode::read_only);
   db::Statement rows = connection.prepare(
-      "SELECT family, n_heads, attn_tp, topk, kv_format, page_size, device_name, budget_arch, "
-      "batch, params_json FROM winners ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9");
+      "SELECT family, shape, budget_arch, device_name, batch, params_json FROM winners "
+      "ORDER BY 1, 2, 3, 4, 5");
   Groups groups;
   while (rows.step()) {
-    const report::SeriesKey key{rows.column_text(0),
-                                static_cast<int>(rows.column_int64(1)),
-                                static_cast<int>(rows.column_int64(2)),
-                                static_cast<int>(rows.column_int64(3)),
-                                rows.column_text(4),
-                                static_cast<int>(rows.column_int64(5)),
-                                /*budget_arch=*/rows.column_text(7),
-                                /*device_name=*/rows.column_text(6)};
-    groups[key][static_cast<int>(rows.column_int64(8))] = rows.column_text(9);
+    const report::SeriesKey key{rows.column_text(0), rows.column_text(1), rows.column_text(2),
+                                rows.column_text(3)};
+    groups[key][static_cast<int>(rows.column_int64(4))] = rows.column_text(5);
   }
   return groups;
 }
 
-// Batches in numeric order (as vLLM writes them), parameter names upper-case.
-nlohmann::ordered_json vllm_table(const Group& group) {
+// Batches in numeric order (as vLLM writes them), each entry in the family's export format.
+nlohmann::ordered_json vllm_table(const Family& family, const Group& group) {
   nlohmann::ordered_json table = nlohmann::ordered_json::object();
   for (const auto& [batch, params_json] : group) {
-    const auto params = tunedb::parse_params_json(params_json);
-    if (!params) {
-      throw std::runtime_error("winner for batch " + std::to_string(batch) +
-                               " has malformed params_json '" + params_json + "'");
-    }
-    nlohmann::ordered_json config = nlohmann::ordered_json::object();
-    for (const tunedb::NamedValue& param : *params) {
-      std::string name = param.name;
-      for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      config[name] = param.value;
-    }
-    table[std::to_string(batch)] = config;
+    table[std::to_string(batch)] =
+        nlohmann::ordered_json::parse(family.export_entry(config_from_json(params_json)));
   }
   return table;
+}
+
+// The family's file name (the serving stack's own), under a folder per budget arch when the DB
+// holds winners for more than one (the serving stack's names carry no arch).
+std::string file_name(const Family& family, const report::SeriesKey& key, bool several_arches) {
+  const std::string name =
+      file_safe(family.export_name(parse_canonical_shape(key.shape), file_safe(key.device_name)));
+  return several_arches ? key.budget_arch + "/" + name : name;
 }
 
 }  // namespace
@@ -129,8 +103,13 @@ int run_export(const Args& args) {
   if (groups.empty()) {
     throw InputError("--db " + db_path + " holds no winners to export: run tuner sweep first");
   }
+  std::set<std::string> arches;
+  for (const auto& entry : groups) arches.insert(entry.first.budget_arch);
   nlohmann::ordered_json all = nlohmann::ordered_json::object();
-  for (const auto& [key, group] : groups) all[file_name(key)] = vllm_table(group);
+  for (const auto& [key, group] : groups) {
+    const Family& family = family_by_name(key.family);
+    all[file_name(family, key, arches.size() > 1)] = vllm_table(family, group);
+  }
   if (out_dir.empty()) {
     std::cout << all.dump(1) << "\n";
     return 0;
@@ -143,6 +122,7 @@ int run_export(const Args& args) {
   }
   for (const auto& [name, table] : all.items()) {
     const std::filesystem::path path = std::filesystem::path(out_dir) / name;
+    std::filesystem::create_directories(path.parent_path());
     std::ofstream file(path);
     file << table.dump(4) << "\n";
     file.close();

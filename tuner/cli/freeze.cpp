@@ -3,27 +3,26 @@
 // deployment target), so a serving machine needs neither NVRTC nor a compile at start-up.
 // `tuner verify`: recompute a frozen file's checksum and check its schema.
 //
-// Kernel names stored with each cubin: the split kernel for each KV format that uses the config,
-// in KvFormat order (fp8_ds_mla, bf16), then the combine kernel (always last). A cubin with two
-// names has one split kernel; the family's default config carries both formats' split kernels
-// (any shape may fall back to it), so a consumer takes names[kv] when there are three.
+// Kernel names stored with each cubin: the lowered names of the family's frozen_program for the
+// config and the shapes whose winners run it (Family::frozen_program says the order).
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 
+#include "core/arch.hpp"
+#include "core/config.hpp"
+#include "core/cubin_cache.hpp"
+#include "core/error.hpp"
 #include "db/store/store.hpp"
 #include "db/tunedb/freeze.hpp"
-#include "kernels/sparse_mla_decode/source.hpp"
-#include "kernels/sparse_mla_decode/space.hpp"
-#include "tuner/arch.hpp"
+#include "kernels/registry.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/db_open.hpp"
 #include "tuner/cli/problem_options.hpp"
-#include "tuner/config.hpp"
-#include "tuner/cubin_cache.hpp"
-#include "tuner/error.hpp"
+#include "tuner/shape_text.hpp"
 
 namespace po = boost::program_options;
 
@@ -31,26 +30,26 @@ namespace tuner::cli {
 
 namespace {
 
-using smla_family::KvFormat;
-
-// (budget arch, canonical params) -> the KV formats whose winners run that config.
-using KvUse = std::map<std::pair<std::string, std::string>, std::set<KvFormat>>;
+// (family, budget arch, canonical params) -> the shapes whose winners run that config.
+using ShapeUse = std::map<std::tuple<std::string, std::string, std::string>, std::vector<Shape>>;
 
 struct StoreWinners {
-  KvUse kv_use;
-  std::set<std::string> default_params;  // canonical default configs the sweeps recorded
+  ShapeUse shape_use;
+  std::set<std::pair<std::string, std::string>> default_params;  // (family, canonical default)
 };
 
 StoreWinners read_winners(const std::string& store_path, const std::optional<std::string>& arch) {
   const db::Store store = db::Store::open(store_path);
   db::WinnerFilter filter;
-  filter.family = smla_family::kFamilyName;
   filter.budget_arch = arch;
   StoreWinners found;
   for (const db::WinnerRecord& winner : store.winners(filter)) {
-    found.kv_use[{winner.budget_arch, db::canonical_params_json(winner.params_json)}].insert(
-        smla_family::parse_kv_format(winner.kv_format));
-    found.default_params.insert(db::canonical_params_json(winner.default_params_json));
+    found
+        .shape_use[{winner.family, winner.budget_arch,
+                    db::canonical_params_json(winner.params_json)}]
+        .push_back(parse_canonical_shape(winner.shape));
+    found.default_params.insert(
+        {winner.family, db::canonical_params_json(winner.default_params_json)});
   }
   return found;
 }
@@ -61,28 +60,17 @@ class FamilyCubins {
       : winners_(std::move(winners)), cache_(cache) {}
 
   tunedb::CubinImage operator()(const tunedb::CubinRequest& request) {
-    if (request.family != smla_family::kFamilyName) {
-      throw InputError("cannot compile cubins for family '" + request.family +
-                       "': this tuner knows " + smla_family::kFamilyName +
-                       " (freeze with --arch to leave the other winners out)");
-    }
-    if (request.source_hash != smla_family::source_hash()) {
-      throw InputError("the winners of " + request.params_json + " for " + request.arch +
-                       " were timed with kernel sources " + request.source_hash +
-                       ", but this tuner's sources are " + smla_family::source_hash() +
+    const Family& family = family_by_name(request.family);
+    if (request.source_hash != family.source_hash()) {
+      throw InputError("the winners of " + request.family + " " + request.params_json + " for " +
+                       request.arch + " were timed with kernel sources " + request.source_hash +
+                       ", but this tuner's sources are " + family.source_hash() +
                        ": re-run tuner sweep with this build, or freeze with the build that "
                        "swept");
     }
     const Arch arch = arch_by_name(request.arch);
-    const smla_family::KernelConfig config =
-        smla_family::from_config(config_from_json(request.params_json));
-    const std::vector<KvFormat> formats = formats_for(request);
-    CompileRequest compile = smla_family::split_program(config, formats.front(), arch.sm);
-    for (std::size_t i = 1; i < formats.size(); ++i) {
-      compile.name_expressions.insert(compile.name_expressions.end() - 1,
-                                      smla_family::split_kernel_name(config, formats[i]));
-      compile.context.append("+").append(smla_family::to_string(formats[i]));
-    }
+    const CompileRequest compile =
+        family.frozen_program(config_from_json(request.params_json), shapes_for(request), arch.sm);
     const CachedCompile compiled = compile_cached(cache_, compile);
     if (!compiled.compiled) {
       throw std::runtime_error("NVRTC rejected " + compile.context + ":\n" + compiled.result.log);
@@ -91,31 +79,23 @@ class FamilyCubins {
     for (const std::string& expression : compile.name_expressions) {
       image.kernel_names.push_back(compiled.result.lowered_names.at(expression));
     }
-    std::string kv_names;
-    for (KvFormat kv : formats) {
-      if (!kv_names.empty()) kv_names.append("+");
-      kv_names.append(smla_family::to_string(kv));
-    }
-    std::printf(
-        "cubin for %s (the winners' budget arch): %s kv %s, %zu bytes, %s\n", arch.name.c_str(),
-        request.params_json.c_str(), kv_names.c_str(), image.bytes.size(),
-        compiled.from_cache ? "from the cubin cache"
-                            : ("compiled in " +
-                               std::to_string(static_cast<int>(compiled.result.compile_ms)) + " ms")
-                                  .c_str());
+    std::printf("cubin for %s (the winners' budget arch): %s, %zu bytes, %s\n", arch.name.c_str(),
+                compile.context.c_str(), image.bytes.size(),
+                compiled.from_cache
+                    ? "from the cubin cache"
+                    : ("compiled in " +
+                       std::to_string(static_cast<int>(compiled.result.compile_ms)) + " ms")
+                          .c_str());
     std::fflush(stdout);
     return image;
   }
 
  private:
-  std::vector<KvFormat> formats_for(const tunedb::CubinRequest& request) const {
-    std::set<KvFormat> formats;
-    const auto used = winners_.kv_use.find({request.arch, request.params_json});
-    if (used != winners_.kv_use.end()) formats = used->second;
-    if (winners_.default_params.contains(request.params_json) || formats.empty()) {
-      formats = {KvFormat::fp8_ds_mla, KvFormat::bf16};
-    }
-    return {formats.begin(), formats.end()};
+  // Empty for a default config: any shape may fall back to it.
+  std::vector<Shape> shapes_for(const tunedb::CubinRequest& request) const {
+    if (winners_.default_params.contains({request.family, request.params_json})) return {};
+    const auto used = winners_.shape_use.find({request.family, request.arch, request.params_json});
+    return used == winners_.shape_use.end() ? std::vector<Shape>{} : used->second;
   }
 
   StoreWinners winners_;

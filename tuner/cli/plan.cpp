@@ -8,11 +8,10 @@
 #include <optional>
 #include <string>
 
+#include "core/error.hpp"
 #include "db/store/store.hpp"
-#include "kernels/sparse_mla_decode/source.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/problem_options.hpp"
-#include "tuner/error.hpp"
 #include "tuner/plan.hpp"
 #include "tuner/plan_record.hpp"
 #include "tuner/run_info.hpp"
@@ -132,7 +131,7 @@ std::string text_or(const std::optional<T>& value, const std::string& none) {
 
 void print_csv(const PlanResult& result) {
   std::string header = "family";
-  for (const Parameter& parameter : smla_family::parameter_space()) header += "," + parameter.name;
+  for (const auto& entry : result.rows.front().config.values) header += "," + entry.first;
   header +=
       ",fate,reason,est_smem_bytes,est_regs,ptxas_regs,ptxas_spill_bytes,"
       "ptxas_static_smem_bytes,blocks_per_sm,occupancy_limiter,compile_ms,cached";
@@ -155,17 +154,22 @@ void print_csv(const PlanResult& result) {
   }
 }
 
+// The family's parameters as columns, each as wide as its name.
 void print_table(const PlanResult& result) {
-  std::printf(
-      "%4s %4s %5s %6s %3s %4s %5s | %8s %7s | %4s %5s %7s | %6s %-13s | %-20s %6s %6s | %s\n",
-      "bt", "bh", "warps", "stages", "mma", "prod", "ctas", "est_smem", "est_reg", "regs", "spill",
-              "st_smem", "blk/SM", "limiter", "fate", "ms", "cached", "reason");
+  std::string head;
+  for (const auto& entry : result.rows.front().config.values) head += entry.first + " ";
+  std::printf("%s| %8s %7s | %4s %5s %7s | %6s %-13s | %-20s %6s %6s | %s\n", head.c_str(),
+              "est_smem", "est_reg", "regs", "spill", "st_smem", "blk/SM", "limiter", "fate", "ms",
+              "cached", "reason");
   for (const PlanRow& row : result.rows) {
     const RowFigures f = figures_of(row);
-    const smla_family::KernelConfig& k = row.kernel;
-    std::printf("%4d %4d %5d %6d %3d %4d %5d | %8s %7s | %4s %5s %7s | %6s %-13s | %-20s %6s %6s | %s\n",
-                k.block_t, k.block_h, k.num_warps, k.num_stages, k.mma_path, k.producers,
-                k.target_ctas,
+    std::string values;
+    for (const auto& [name, value] : row.config.values) {
+      values +=
+          std::string(name.size() - std::min(name.size(), std::to_string(value).size()), ' ') +
+          std::to_string(value) + " ";
+    }
+    std::printf("%s| %8s %7s | %4s %5s %7s | %6s %-13s | %-20s %6s %6s | %s\n", values.c_str(),
                 text_or(f.est_smem_bytes, "-").c_str(), text_or(f.est_regs, "-").c_str(),
                 text_or(f.ptxas_regs, "-").c_str(), text_or(f.ptxas_spill_bytes, "-").c_str(),
                 text_or(f.ptxas_static_smem, "-").c_str(), text_or(f.blocks_per_sm, "-").c_str(),
@@ -203,7 +207,7 @@ void print_summary(std::FILE* out, const PlanResult& result, double wall_s) {
 }  // namespace
 
 int run_plan(const Args& args) {
-  ProblemOptions problem;
+  ProblemOptions problem = problem_options_for(args);
   std::string arch_name = "sm_120";
   std::string format_name = "table";
   std::string cache_dir;
@@ -226,10 +230,13 @@ int run_plan(const Args& args) {
       "cubin cache directory (default $XDG_CACHE_HOME/tuner or ~/.cache/tuner)")(
       "jobs", po::value(&jobs_text)->default_value(jobs_text), "compile threads; 0: all cores")(
       "db", po::value(&db_path), "record the plan (every config's fate) in this SQLite tuning DB");
-  if (!parse_or_help("plan", "--arch sm_120 --heads 64 --tp 4 [options]", options, args)) return 0;
+  if (!parse_or_help("plan", "--arch sm_120 [--family F] [shape options] [options]", options, args))
+    return 0;
 
   PlanRequest request;
-  request.shape = parse_problem(problem);
+  const Problem parsed = parse_problem(problem);
+  request.family = parsed.family;
+  request.shape = parsed.shape;
   const Format format = parse_format(format_name);
   request.jobs =
       jobs_text == "0" ? 0u : static_cast<unsigned>(parse_positive_int(jobs_text, "jobs"));
@@ -241,19 +248,15 @@ int run_plan(const Args& args) {
   const CubinCache cache(cache_dir_given ? std::filesystem::path(cache_dir) : default_cache_dir());
 
   std::FILE* info = format == Format::table ? stdout : stderr;
-  std::fprintf(info,
-               "tuner plan: %s, %d heads / TP %d = %d local heads, topk %d, kv %s, %s (%s), "
-               "NVRTC %s, cache %s\n",
-               smla_family::kFamilyName, request.shape.n_heads, request.shape.attn_tp,
-               request.shape.n_local_heads(), request.shape.topk,
-               std::string(smla_family::to_string(request.shape.kv_format)).c_str(),
-               request.arch.name.c_str(), request.arch.source.c_str(), nvrtc_version().c_str(),
-               cache.dir().c_str());
+  std::fprintf(info, "tuner plan: %s, %s [%s], %s (%s), NVRTC %s, cache %s\n",
+               request.family->name.c_str(), request.family->describe_shape(request.shape).c_str(),
+               request.shape.canonical().c_str(), request.arch.name.c_str(),
+               request.arch.source.c_str(), nvrtc_version().c_str(), cache.dir().c_str());
   if (!disagreements.empty()) {
     std::fprintf(info, "arch table vs device:\n%s\n", format_disagreements(disagreements).c_str());
   }
   const auto start = std::chrono::steady_clock::now();
-  const PlanResult result = plan_sparse_mla_decode(request, cache);
+  const PlanResult result = plan(request, cache);
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (format == Format::json) std::cout << to_json_rows(result).dump(1) << "\n" << std::flush;
@@ -267,7 +270,7 @@ int run_plan(const Args& args) {
     for (const std::string& arg : args) command_line += " " + arg;
     const std::int64_t run_id =
         store.begin_run(base_run_info(db::RunKind::plan, result.arch.name, command_line));
-    record_plan(store, run_id, result, smla_family::source_hash());
+    record_plan(store, run_id, result, *request.family);
     store.end_run(run_id);
     std::fprintf(info, "recorded %zu fates as plan run %lld in %s\n", result.rows.size(),
                  static_cast<long long>(run_id), db_path.c_str());

@@ -1,28 +1,44 @@
 #pragma once
-// Options every command that names a problem shares (--family --heads --tp --topk --kv
-// --page-size), parsed into a validated Shape. Values are read as text so that an empty or
-// non-numeric value gets a message naming the option.
+// Options every command that names a problem shares: --family, then one option per shape dimension
+// of that family (Family::dims: --heads --tp ... for sparse_mla_decode, --n --k for fp8_gemm),
+// parsed into the family's canonical Shape. Values are read as text; the family validates them and
+// names the option in its message.
 #include <boost/program_options.hpp>
+#include <map>
 #include <string>
 
-#include "kernels/sparse_mla_decode/shape.hpp"
+#include "core/family.hpp"
+#include "core/shape.hpp"
+#include "tuner/cli/commands.hpp"
 
 namespace tuner::cli {
 
 struct ProblemOptions {
-  std::string family = "sparse_mla_decode";
-  std::string heads = "64";
-  std::string tp = "4";
-  std::string topk = "2048";
-  std::string kv = "fp8_ds_mla";
-  std::string page_size = "64";
+  const Family* family = nullptr;
+  std::string family_name;
+  std::map<std::string, std::string> values;  // dimension name -> text (defaults filled in)
+  std::string shape_text;  // --shape: the canonical text, instead of the dimension options
 };
 
+// Finds --family in `args` (default: the first registered family) and fills the defaults of its
+// dimensions. Throws InputError for an unknown family, naming the known ones.
+ProblemOptions problem_options_for(const Args& args);
+
+// --family and one option per dimension of the chosen family.
 void add_problem_options(boost::program_options::options_description& options,
                          ProblemOptions& values);
 
-// Throws InputError naming the option: unknown family, non-numeric values, invalid shape.
-smla_family::Shape parse_problem(const ProblemOptions& values);
+struct Problem {
+  const Family* family = nullptr;
+  Shape shape;  // canonical
+};
+
+// Throws InputError naming the option and the allowed values, or, for --shape, when the text is
+// not the family's canonical form.
+Problem parse_problem(const ProblemOptions& values);
+
+// "--page-size" for the dimension "page_size".
+std::string option_name(const std::string& dim);
 
 // A positive integer option value; throws InputError naming `option`.
 int parse_positive_int(const std::string& text, const std::string& option);

@@ -7,12 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/error.hpp"
 #include "db/tunedb/tunedb.hpp"
-#include "kernels/sparse_mla_decode/shape.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/db_open.hpp"
 #include "tuner/cli/problem_options.hpp"
-#include "tuner/error.hpp"
 
 namespace po = boost::program_options;
 
@@ -21,8 +20,9 @@ namespace tuner::cli {
 namespace {
 
 constexpr const char* kJsonFieldsHelp =
-    "JSON fields (--format json): db, frozen, family, arch, shape {n_heads, attn_tp, topk,\n"
-    "  kv_format, page_size}, batch, how (exact | bucket | default | not_found), miss (none |\n"
+    "JSON fields (--format json): db, frozen, family, arch, shape (the canonical text the DB keys\n"
+    "  on, e.g. kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048), batch, how (exact | "
+    "bucket | default | not_found), miss (none |\n"
     "  arch_not_in_db | family_not_in_db | shape_not_tuned), config (object of parameters, null\n"
     "  when not_found), params_json (canonical text or null), tuned_batch, median_us, run_id,\n"
     "  measured_arch, device_name (null unless how is exact or bucket), default_kept (bool),\n"
@@ -46,7 +46,7 @@ nlohmann::json optional_text(std::string_view text) {
 }
 
 nlohmann::json to_json(const tunedb::DbInfo& info, const std::string& family,
-                       const std::string& arch, const tunedb::Shape& shape, int batch,
+                       const std::string& arch, const std::string& shape, int batch,
                        const tunedb::Lookup& found) {
   const bool from_winner = found.how == tunedb::How::exact || found.how == tunedb::How::bucket;
   nlohmann::json config = nullptr;
@@ -65,12 +65,7 @@ nlohmann::json to_json(const tunedb::DbInfo& info, const std::string& family,
       {"frozen", info.frozen},
       {"family", family},
       {"arch", arch},
-      {"shape",
-       {{"n_heads", shape.n_heads},
-        {"attn_tp", shape.attn_tp},
-        {"topk", shape.topk},
-        {"kv_format", std::string(shape.kv_format)},
-        {"page_size", shape.page_size}}},
+      {"shape", shape},
       {"batch", batch},
       {"how", tunedb::how_name(found.how)},
       {"miss", tunedb::miss_name(found.miss)},
@@ -110,9 +105,10 @@ std::string rule_text(const tunedb::Lookup& found, int batch) {
          ", and no default config known for the family)";
 }
 
-void print_table(const tunedb::DbInfo& info, const std::string& arch, int batch,
-                 const tunedb::Lookup& found) {
+void print_table(const tunedb::DbInfo& info, const std::string& arch, const std::string& shape,
+                 int batch, const tunedb::Lookup& found) {
   std::printf("db          %s (%s)\n", info.path.c_str(), info.frozen ? "frozen" : "store");
+  std::printf("shape       %s\n", shape.c_str());
   std::printf("arch        %s\n", arch.c_str());
   std::printf("config      %s\n",
               found.config != nullptr ? std::string(found.config->params_json).c_str() : "(none)");
@@ -133,7 +129,7 @@ void print_table(const tunedb::DbInfo& info, const std::string& arch, int batch,
 }  // namespace
 
 int run_query(const Args& args) {
-  ProblemOptions problem;
+  ProblemOptions problem = problem_options_for(args);
   std::string db_path;
   std::string batch_text;
   std::string arch;
@@ -146,28 +142,27 @@ int run_query(const Args& args) {
       "arch", po::value(&arch),
       "budget (deployment) arch the winners were tuned for, e.g. sm_120; default: the DB's "
       "only one")("format", po::value(&format)->default_value(format), "table | json");
-  if (!parse_or_help("query",
-                     "--db FILE --heads 64 --tp 4 --batch 37 [--arch sm_120] [--format json]\n\n" +
-                         std::string(kJsonFieldsHelp),
-                     options, args)) {
+  if (!parse_or_help(
+          "query",
+          "--db FILE [--family F] [shape options] --batch 37 [--arch sm_120] [--format json]\n\n" +
+              std::string(kJsonFieldsHelp),
+          options, args)) {
     return 0;
   }
   if (format != "table" && format != "json") {
     throw InputError("--format '" + format + "' is not known: use table or json");
   }
-  const smla_family::Shape parsed = parse_problem(problem);
+  const Problem parsed = parse_problem(problem);
   const int batch = parse_positive_int(batch_text, "batch");
   const tunedb::TuningDb db = open_tuning_db(db_path);
   const std::string chosen_arch = choose_arch(arch, db.info());
-  const std::string kv_format(smla_family::to_string(parsed.kv_format));
-  const tunedb::Shape shape{parsed.n_heads, parsed.attn_tp, parsed.topk, kv_format,
-                            parsed.page_size};
-  const tunedb::Lookup found = db.lookup(problem.family, chosen_arch, shape, batch);
+  const std::string shape = parsed.shape.canonical();
+  const std::string& family = parsed.family->name;
+  const tunedb::Lookup found = db.lookup(family, chosen_arch, shape, batch);
   if (format == "json") {
-    std::cout << to_json(db.info(), problem.family, chosen_arch, shape, batch, found).dump(1)
-              << "\n";
+    std::cout << to_json(db.info(), family, chosen_arch, shape, batch, found).dump(1) << "\n";
   } else {
-    print_table(db.info(), chosen_arch, batch, found);
+    print_table(db.info(), chosen_arch, shape, batch, found);
   }
   return 0;
 }

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
+#include "core/worker_process.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/problem_options.hpp"
-#include "tuner/error.hpp"
 #include "tuner/report.hpp"
-#include "tuner/worker_process.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;

@@ -1,10 +1,13 @@
 // `tuner sweep` (the main job) and `tuner sweep-worker` (its GPU process; not for direct use).
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
+#include "core/cubin_cache.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/problem_options.hpp"
-#include "tuner/cubin_cache.hpp"
 #include "tuner/sweep.hpp"
 #include "tuner/sweep_worker.hpp"
 
@@ -37,10 +40,42 @@ void print_summary(const SweepSummary& summary) {
   }
 }
 
+// Progress on stderr: an updating bar with ETA on a terminal, plain lines otherwise.
+class ProgressBar {
+ public:
+  void operator()(const SweepProgress& progress) {
+    if (progress.done == 0) {
+      std::fprintf(stderr, "%s%s\n", bar_drawn_ ? "\n" : "", progress.what.c_str());
+      bar_drawn_ = false;
+      return;
+    }
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double eta = elapsed / progress.done * (progress.total - progress.done);
+    if (terminal_) {
+      const int width = 30;
+      const int filled = progress.total > 0 ? width * progress.done / progress.total : width;
+      std::fprintf(stderr, "\r[%-*s] %d/%d ETA %4.0fs %-70.70s", width,
+                   std::string(filled, '#').c_str(), progress.done, progress.total, eta,
+                   progress.what.c_str());
+      bar_drawn_ = progress.done != progress.total;
+      if (progress.done == progress.total) std::fputc('\n', stderr);
+    } else {
+      std::fprintf(stderr, "sweep %d/%d (ETA %.0f s): %s\n", progress.done, progress.total, eta,
+                   progress.what.c_str());
+    }
+  }
+
+ private:
+  bool terminal_ = ::isatty(STDERR_FILENO) != 0;
+  bool bar_drawn_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 }  // namespace
 
 int run_sweep(const Args& args) {
-  ProblemOptions problem;
+  ProblemOptions problem = problem_options_for(args);
   std::string db_path;
   std::string batches = "1,2,4,8,16,32,48,64,80,96,128";
   std::string budget_arch;
@@ -58,35 +93,33 @@ int run_sweep(const Args& args) {
       "cache-dir", po::value(&cache_dir), "cubin cache directory (default $XDG_CACHE_HOME/tuner)")(
       "finalists", po::value(&request.finalists)->default_value(request.finalists),
       "configs re-timed against the default")(
-      "kv-gib", po::value(&request.kv_gib)->default_value(request.kv_gib), "KV cache size in GiB")(
+      "memory-gib", po::value(&request.memory_gib)->default_value(request.memory_gib),
+      "input footprint in GiB (KV cache, GEMM operand rotations): several times the L2")(
       "test-fault-candidate", po::bool_switch(&request.inject_fault_candidate),
       "test only: add a candidate that writes out of bounds, to prove fault isolation");
   if (!parse_or_help("sweep", "--db FILE [options]", options, args)) return 0;
   request.db_path = db_path;
-  request.shape = parse_problem(problem);
+  const Problem parsed = parse_problem(problem);
+  request.family = parsed.family;
+  request.shape = parsed.shape;
   request.batches = parse_int_list(batches, "batches");
   if (!budget_arch.empty()) request.budget_arch = budget_arch;
   request.cache_dir = cache_dir.empty() ? default_cache_dir().string() : cache_dir;
   CubinCache check_cache_dir(request.cache_dir);  // fails early, naming the dir, when unusable
   request.command_line = joined("tuner sweep", args);
+  ProgressBar bar;
+  request.on_progress = [&bar](const SweepProgress& progress) { bar(progress); };
   const SweepSummary summary = tuner::run_sweep(request);
   print_summary(summary);
   return 0;
 }
 
 int run_sweep_worker(const Args& args) {
-  ProblemOptions problem;
-  WorkerSetup setup;
-  po::options_description options("sweep-worker options (internal: started by tuner sweep)");
-  add_problem_options(options, problem);
-  options.add_options()("device", po::value(&setup.device)->default_value(0),
-                        "CUDA device ordinal")("cache-dir", po::value(&setup.cache_dir)->required(),
-                                               "cubin cache directory")(
-      "kv-gib", po::value(&setup.kv_gib)->default_value(1.0), "KV cache size in GiB")(
-      "launches", po::value(&setup.launches_per_graph)->default_value(32), "launches per graph");
-  if (!parse_or_help("sweep-worker", "[options]", options, args)) return 0;
-  setup.shape = parse_problem(problem);
-  return tuner::run_sweep_worker(setup, std::cin, std::cout);
+  po::options_description options(
+      "sweep-worker (internal: started by tuner sweep; its job arrives as one JSON setup message "
+      "on stdin, see tuner/sweep_worker.hpp)");
+  if (!parse_or_help("sweep-worker", "", options, args)) return 0;
+  return tuner::run_sweep_worker(std::cin, std::cout);
 }
 
 }  // namespace tuner::cli

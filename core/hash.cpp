@@ -1,4 +1,4 @@
-#include "tuner/hash.hpp"
+#include "core/hash.hpp"
 
 #include <openssl/evp.h>
 

@@ -1,10 +1,10 @@
-#include "tuner/measure.hpp"
+#include "core/measure.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
-#include "tuner/error.hpp"
+#include "core/error.hpp"
 
 namespace tuner {
 

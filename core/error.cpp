@@ -1,4 +1,4 @@
-#include "tuner/error.hpp"
+#include "core/error.hpp"
 
 #include <cuda.h>
 

@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "tuner/cuda_driver.hpp"
+#include "core/cuda_driver.hpp"
 
 namespace tuner {
 

@@ -8,7 +8,7 @@
 // The driver's cuOccupancyMaxActiveBlocksPerMultiprocessor is the ground truth on a GPU.
 #include <string>
 
-#include "tuner/arch.hpp"
+#include "core/arch.hpp"
 
 namespace tuner {
 

@@ -1,4 +1,4 @@
-#include "tuner/cuda_driver.hpp"
+#include "core/cuda_driver.hpp"
 
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "tuner/error.hpp"
+#include "core/error.hpp"
 
 namespace tuner::cuda {
 namespace {

@@ -1,4 +1,4 @@
-#include "tuner/config.hpp"
+#include "core/config.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "tuner/error.hpp"
+#include "core/error.hpp"
 
 namespace tuner {
 

@@ -1,4 +1,4 @@
-#include "tuner/arch.hpp"
+#include "core/arch.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,8 +6,8 @@
 #include <climits>
 #include <stdexcept>
 
-#include "tuner/cuda_driver.hpp"
-#include "tuner/error.hpp"
+#include "core/cuda_driver.hpp"
+#include "core/error.hpp"
 
 namespace tuner {
 namespace {
@@ -248,7 +248,7 @@ Arch arch_from_device(int ordinal, std::vector<ArchDisagreement>* disagreements)
                      ") has compute capability " + std::to_string(info.cc_major) + "." +
                      std::to_string(info.cc_minor) +
                      ", which the arch table lacks: known archs are " + known_arch_names() +
-                     " (run on one of those, or add the arch to tuner/arch.cpp)");
+                     " (run on one of those, or add the arch to core/arch.cpp)");
   }
   std::map<std::string, long long> device_values;
   for (const OverridableField& field : overridable_fields()) {

@@ -1,4 +1,4 @@
-#include "tuner/nvrtc.hpp"
+#include "core/nvrtc.hpp"
 
 #include <nvrtc.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <utility>
 
-#include "tuner/error.hpp"
+#include "core/error.hpp"
 
 namespace tuner {
 namespace {

@@ -1,4 +1,4 @@
-#include "tuner/worker_process.hpp"
+#include "core/worker_process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

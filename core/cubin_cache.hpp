@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "tuner/nvrtc.hpp"
+#include "core/nvrtc.hpp"
 
 namespace tuner {
 

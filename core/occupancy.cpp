@@ -1,4 +1,4 @@
-#include "tuner/occupancy.hpp"
+#include "core/occupancy.hpp"
 
 #include <algorithm>
 #include <array>

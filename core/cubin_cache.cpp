@@ -1,4 +1,4 @@
-#include "tuner/cubin_cache.hpp"
+#include "core/cubin_cache.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -12,8 +12,8 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "tuner/error.hpp"
-#include "tuner/hash.hpp"
+#include "core/error.hpp"
+#include "core/hash.hpp"
 
 namespace tuner {
 

@@ -1,0 +1,103 @@
+#pragma once
+// The one interface a kernel family implements: a plain struct of functions (no class hierarchy).
+// The engine (plan, sweep, worker, report, freeze, export) and the CLI see a family only through
+// this value; kernels/registry maps names to families. Adding a family: kernels/<family>/,
+// templates/<family>/, a line in kernels/registry.cpp, tests (README: "How to add a family").
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/budget.hpp"
+#include "core/config.hpp"
+#include "core/cuda_driver.hpp"
+#include "core/nvrtc.hpp"
+#include "core/shape.hpp"
+
+namespace tuner {
+
+// One shape dimension as the user gives it: the CLI option is --<name> (underscores as dashes).
+// Input dimensions may be model-level (64 heads, TP 4); Family::canonicalize folds them into the
+// kernel-level dimensions the DB keys on (16 local heads).
+struct ShapeDim {
+  std::string name;
+  std::string default_value;
+  std::string help;
+  std::vector<std::string> allowed;  // empty: any positive integer
+};
+
+// A named shape worth tuning by default (e.g. one linear layer of a model at TP 4).
+struct NamedShape {
+  std::string name;
+  std::map<std::string, std::string> values;  // input dimensions
+};
+
+// What a verification found.
+struct Verdict {
+  bool passed = false;
+  double out_error = 0.0;  // the family's main error figure (e.g. relative Frobenius error)
+  double aux_error = 0.0;  // a second figure (e.g. lse error), 0 when the family has none
+  std::string reason;      // why it failed, or the figures in words
+};
+
+// Enqueues one launch of a loaded config reading input rotation `rotation` (graph-capturable).
+using LaunchFn = std::function<void(int rotation, CUstream stream)>;
+
+// A family's state on the current device (inputs, reference, loaded modules), built by
+// Family::open_device. Functions throw CudaError / NvrtcError; the worker records them as fates.
+struct DeviceSession {
+  std::function<void(int batch)> prepare;       // inputs for `batch`, `rotations` sets
+  std::function<LaunchFn(const Config&)> load;  // compile (cached) + load one config
+  std::function<Verdict(const Config&, const LaunchFn&, std::uint64_t seed)> verify;
+  std::function<double()> bytes_moved;  // bytes the prepared batch must move
+  std::function<double()> flops;        // useful flops of the prepared batch (0: n/a)
+};
+
+struct DeviceSetup {
+  Shape shape;
+  int arch_sm = 0;
+  std::string cache_dir;
+  double memory_gib = 1.0;  // input footprint to defeat the L2 (several times its size)
+  int rotations = 32;       // independent input sets (one per launch in a timing graph)
+};
+
+struct Family {
+  std::string name;
+  std::string summary;
+  std::vector<ShapeDim> dims;
+  std::vector<NamedShape> default_shapes;  // the first is the CLI default
+  // Validates input values (every dim present) into the canonical Shape. Throws InputError naming
+  // the dimension and its allowed values.
+  Shape (*canonicalize)(const std::map<std::string, std::string>& values) = nullptr;
+  // "16 local heads, topk 2048, fp8_ds_mla, page 64" for tables and reports.
+  std::string (*describe_shape)(const Shape& shape) = nullptr;
+  const std::vector<Parameter>& (*space)() = nullptr;  // launch_only marks grid-only parameters
+  Config (*default_config)() = nullptr;
+  // The named rules: empty when the config can run the shape, else the first failing rule's reason.
+  std::string (*rules)(const Config& config, const Shape& shape) = nullptr;
+  // Rules that depend on the budget arch (instructions a path is for): empty, or why the arch does
+  // not suit the config (fate pruned_budget). Optional.
+  std::string (*arch_rules)(const Config& config, int arch_sm) = nullptr;
+  StaticBudget (*budget)(const Config& config, const Shape& shape) = nullptr;
+  // The NVRTC program of one compile key, and the name expression whose ptxas figures the plan
+  // judges (the main kernel).
+  CompileRequest (*program)(const Config& config, const Shape& shape, int arch_sm) = nullptr;
+  std::string (*main_kernel)(const Config& config, const Shape& shape) = nullptr;
+  // The program `tuner freeze` ships for a winning config: every kernel the `shapes` that run it
+  // need (empty: the default config, which any shape may fall back to). The frozen cubin's kernel
+  // names are its name expressions' lowered names, in order.
+  CompileRequest (*frozen_program)(const Config& config, const std::vector<Shape>& shapes,
+                                   int arch_sm) = nullptr;
+  // SHA-256 over the family's template files (and common/): a change to one family invalidates
+  // only its own results.
+  const std::string& (*source_hash)() = nullptr;
+  DeviceSession (*open_device)(const DeviceSetup& setup) = nullptr;
+  // Tolerances the verification applies, in words (for reports and --help).
+  std::string tolerance;
+  // Export: the file name of one (shape, device) table and one entry of it (serving-stack format).
+  std::string (*export_name)(const Shape& shape, const std::string& device_name) = nullptr;
+  std::string (*export_entry)(const Config& config) = nullptr;  // a JSON object's text
+};
+
+}  // namespace tuner

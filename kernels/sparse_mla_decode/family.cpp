@@ -1,0 +1,193 @@
+#include "kernels/sparse_mla_decode/family.hpp"
+
+#include <charconv>
+#include <iterator>
+#include <set>
+
+#include "core/error.hpp"
+#include "kernels/sparse_mla_decode/resources.hpp"
+#include "kernels/sparse_mla_decode/source.hpp"
+#include "kernels/sparse_mla_decode/space.hpp"
+
+namespace tuner::smla_family {
+namespace {
+
+int positive(const std::map<std::string, std::string>& values, const std::string& name) {
+  std::string dim = name;  // as the CLI option is spelled
+  for (char& c : dim) c = c == '_' ? '-' : c;
+  const auto found = values.find(name);
+  if (found == values.end()) {
+    throw InputError("sparse_mla_decode needs shape dimension --" + dim);
+  }
+  const std::string& text = found->second;
+  int value = 0;
+  const auto [ptr, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || ptr != text.data() + text.size() || value <= 0) {
+    throw InputError("--" + dim + " needs a positive integer, got '" + text + "'");
+  }
+  return value;
+}
+
+// The canonical dimensions themselves (local_heads, kv_format, ...) are accepted too, as 64 / 1.
+std::map<std::string, std::string> input_dims(const std::map<std::string, std::string>& values) {
+  if (!values.contains("local_heads")) return values;
+  std::map<std::string, std::string> inputs;
+  for (const auto& [name, value] : values) {
+    if (name == "local_heads") {
+      inputs["heads"] = value;
+      inputs["tp"] = "1";
+    } else {
+      inputs[name == "kv_format" ? "kv" : name] = value;
+    }
+  }
+  return inputs;
+}
+
+tuner::Shape canonicalize(const std::map<std::string, std::string>& given) {
+  const std::map<std::string, std::string> values = input_dims(given);
+  for (const auto& [name, value] : values) {
+    if (name != "heads" && name != "tp" && name != "topk" && name != "kv" && name != "page_size") {
+      throw InputError("sparse_mla_decode has no shape dimension '" + name +
+                       "': its dimensions are heads, tp, topk, kv, page_size (canonical: "
+                       "kv_format, local_heads, page_size, topk)");
+    }
+  }
+  Shape shape;
+  shape.n_heads = positive(values, "heads");
+  shape.attn_tp = positive(values, "tp");
+  shape.topk = positive(values, "topk");
+  shape.page_size = positive(values, "page_size");
+  const auto kv = values.find("kv");
+  if (kv == values.end()) throw InputError("sparse_mla_decode needs shape dimension --kv");
+  shape.kv_format = parse_kv_format(kv->second);
+  validate(shape);
+  return canonical_shape(shape);
+}
+
+std::string describe_shape(const tuner::Shape& shape) {
+  return shape.text("local_heads") + " local heads, topk " + shape.text("topk") + ", " +
+         shape.text("kv_format") + ", page " + shape.text("page_size");
+}
+
+Config default_params() { return to_config(default_config()); }
+
+std::string rules(const Config& config, const tuner::Shape& shape) {
+  const KernelConfig kernel = from_config(config);
+  std::string reason = shape_mismatch(kernel, typed_shape(shape));
+  return reason.empty() ? measured_trim(kernel) : reason;
+}
+
+std::string arch_rules(const Config& config, int arch_sm) {
+  return arch_mismatch(from_config(config), arch_sm);
+}
+
+StaticBudget budget(const Config& config, const tuner::Shape& shape) {
+  return static_budget(from_config(config), typed_shape(shape).kv_format);
+}
+
+CompileRequest program(const Config& config, const tuner::Shape& shape, int arch_sm) {
+  return split_program(from_config(config), typed_shape(shape).kv_format, arch_sm);
+}
+
+std::string main_kernel(const Config& config, const tuner::Shape& shape) {
+  return split_kernel_name(from_config(config), typed_shape(shape).kv_format);
+}
+
+// The split kernel of each KV format the shapes use, in KvFormat order (fp8_ds_mla, bf16), then
+// the combine kernel (always last). The default config carries both formats' split kernels (any
+// shape may fall back to it), so a consumer takes names[kv] when there are three.
+CompileRequest frozen_program(const Config& config, const std::vector<tuner::Shape>& shapes,
+                              int arch_sm) {
+  std::set<KvFormat> formats;
+  for (const tuner::Shape& shape : shapes) formats.insert(typed_shape(shape).kv_format);
+  if (formats.empty()) formats = {KvFormat::fp8_ds_mla, KvFormat::bf16};
+  const KernelConfig kernel = from_config(config);
+  CompileRequest compile = split_program(kernel, *formats.begin(), arch_sm);
+  for (auto format = std::next(formats.begin()); format != formats.end(); ++format) {
+    compile.name_expressions.insert(compile.name_expressions.end() - 1,
+                                    split_kernel_name(kernel, *format));
+    compile.context.append("+").append(to_string(*format));
+  }
+  return compile;
+}
+
+// tuner export: one JSON per shape and device keyed by batch, as serving stacks keep tuned
+// configs; the entry is the parameter object with upper-case names (BLOCK_T, TARGET_CTAS, ...).
+std::string export_name(const tuner::Shape& shape, const std::string& device_name) {
+  return "sparse_mla_decode,local_heads=" + shape.text("local_heads") +
+         ",topk=" + shape.text("topk") + ",kv=" + shape.text("kv_format") +
+         ",page=" + shape.text("page_size") + ",device_name=" + device_name + ".json";
+}
+
+std::string export_entry(const Config& config) {
+  std::string json = "{";
+  for (const auto& [name, value] : config.values) {
+    std::string upper = name;
+    for (char& c : upper) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    json += (json.size() > 1 ? ",\"" : "\"") + upper + "\":" + std::to_string(value);
+  }
+  return json + "}";
+}
+
+Family make_family() {
+  Family f;
+  f.name = kFamilyName;
+  f.summary = "split-K sparse MLA decode attention (DeepSeek-V4-style, fp8_ds_mla or bf16 KV)";
+  f.dims = {
+      {"heads", "64", "attention heads of the model", {}},
+      {"tp", "4", "attention tensor-parallel size", {}},
+      {"topk", "2048", "selected tokens per query", {}},
+      {"kv", "fp8_ds_mla", "KV cache format", {"fp8_ds_mla", "bf16"}},
+      {"page_size", "64", "KV page size (tokens)", {}},
+  };
+  f.default_shapes = {
+      {"DeepSeek-V4 64 heads / attention TP 4, fp8 KV",
+       {{"heads", "64"}, {"tp", "4"}, {"topk", "2048"}, {"kv", "fp8_ds_mla"}, {"page_size", "64"}}},
+      {"DeepSeek-V4 64 heads / attention TP 4, bf16 KV",
+       {{"heads", "64"}, {"tp", "4"}, {"topk", "2048"}, {"kv", "bf16"}, {"page_size", "64"}}}};
+  f.canonicalize = &canonicalize;
+  f.describe_shape = &describe_shape;
+  f.space = &parameter_space;
+  f.default_config = &default_params;
+  f.rules = &rules;
+  f.arch_rules = &arch_rules;
+  f.budget = &budget;
+  f.program = &program;
+  f.main_kernel = &main_kernel;
+  f.frozen_program = &frozen_program;
+  f.source_hash = &source_hash;
+  f.open_device = &open_device;
+  f.tolerance = "||out - ref|| / ||ref|| < 1e-2, lse |d| / max(|ref|, 1) < 1e-3";
+  f.export_name = &export_name;
+  f.export_entry = &export_entry;
+  return f;
+}
+
+}  // namespace
+
+Shape typed_shape(const tuner::Shape& shape, int batch) {
+  Shape typed;
+  typed.n_heads = static_cast<int>(shape.integer("local_heads"));
+  typed.attn_tp = 1;
+  typed.topk = static_cast<int>(shape.integer("topk"));
+  typed.kv_format = parse_kv_format(shape.text("kv_format"));
+  typed.page_size = static_cast<int>(shape.integer("page_size"));
+  typed.batch = batch;
+  return typed;
+}
+
+tuner::Shape canonical_shape(const Shape& shape) {
+  tuner::Shape canonical;
+  canonical.dims = {{"kv_format", std::string(to_string(shape.kv_format))},
+                    {"local_heads", std::to_string(shape.n_local_heads())},
+                    {"page_size", std::to_string(shape.page_size)},
+                    {"topk", std::to_string(shape.topk)}};
+  return canonical;
+}
+
+const Family& family() {
+  static const Family value = make_family();
+  return value;
+}
+
+}  // namespace tuner::smla_family

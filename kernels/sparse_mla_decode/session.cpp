@@ -1,0 +1,104 @@
+// The family's GPU side for the generic worker: inputs per batch (a KV cache of setup.memory_gib,
+// one index set per rotation), loaded split + combine modules per compile key, the fp32 reference
+// check, the bytes a call must move.
+#include <map>
+#include <memory>
+
+#include "core/cubin_cache.hpp"
+#include "core/error.hpp"
+#include "kernels/sparse_mla_decode/device_inputs.hpp"
+#include "kernels/sparse_mla_decode/family.hpp"
+#include "kernels/sparse_mla_decode/geometry.hpp"
+#include "kernels/sparse_mla_decode/launch.hpp"
+#include "kernels/sparse_mla_decode/source.hpp"
+#include "kernels/sparse_mla_decode/space.hpp"
+#include "kernels/sparse_mla_decode/traffic.hpp"
+#include "kernels/sparse_mla_decode/verify.hpp"
+
+namespace tuner::smla_family {
+namespace {
+
+struct State {
+  DeviceSetup setup;
+  Shape shape;  // batch set by prepare
+  CubinCache cache;
+  UtilityKernels utility;
+  cuda::Stream stream;  // inputs and verification; timing runs on the caller's stream
+  std::map<std::string, DecodeKernels> loaded;
+  std::unique_ptr<DeviceProblem> problem;
+  double bytes_moved = 0.0;
+
+  explicit State(const DeviceSetup& s)
+      : setup(s),
+        shape(typed_shape(s.shape)),
+        cache(s.cache_dir),
+        utility(load_utility_kernels(s.arch_sm)) {}
+
+  const DecodeKernels& kernels_for(const KernelConfig& config) {
+    // One load per compile key: TARGET_CTAS is launch-only.
+    const std::string compile_id = compile_key(to_config(config), parameter_space());
+    auto found = loaded.find(compile_id);
+    if (found != loaded.end()) return found->second;
+    const CachedCompile compiled =
+        compile_cached(cache, split_program(config, shape.kv_format, setup.arch_sm));
+    if (!compiled.compiled) {
+      throw NvrtcError("nvrtcCompileProgram", 6, "NVRTC_ERROR_COMPILATION", compile_id,
+                       compiled.result.log);
+    }
+    return loaded.emplace(compile_id, load_decode_kernels(compiled.result, config, shape.kv_format))
+        .first->second;
+  }
+
+  void prepare(int batch) {
+    if (problem && problem->spec.shape.batch == batch) return;
+    problem.reset();
+    shape.batch = batch;
+    const long long tokens =
+        static_cast<long long>(setup.memory_gib * static_cast<double>(1LL << 30)) /
+            kv_row_bytes(shape.kv_format) +
+        1;
+    // Enough partial space for any TARGET_CTAS of the space: at most ceil(topk / 16) splits.
+    const int max_splits = (shape.topk + 15) / 16;
+    problem = std::make_unique<DeviceProblem>(make_device_problem(
+        utility, InputSpec{shape, tokens, setup.rotations, 30, 7u + static_cast<unsigned>(batch)},
+        max_splits, stream.get()));
+    stream.synchronize("sweep inputs");
+    std::vector<std::int32_t> indices(problem->index_set_bytes() / 4);
+    problem->indices.download(indices.data(), problem->index_set_bytes());
+    bytes_moved = bytes_must_move(shape, indices);
+  }
+
+  DeviceProblem& current() const {
+    if (!problem) throw std::logic_error("sparse_mla_decode session: prepare(batch) first");
+    return *problem;
+  }
+};
+
+}  // namespace
+
+DeviceSession open_device(const DeviceSetup& setup) {
+  auto state = std::make_shared<State>(setup);
+  DeviceSession session;
+  session.prepare = [state](int batch) { state->prepare(batch); };
+  session.load = [state](const Config& config) -> LaunchFn {
+    DecodeKernels kernels = state->kernels_for(from_config(config));
+    kernels.config = from_config(config);
+    const LaunchGeometry geometry = launch_geometry(kernels.config, state->current().spec.shape);
+    return [state, kernels, geometry](int rotation, CUstream stream) {
+      launch_decode(kernels, geometry, state->current(), rotation, stream);
+    };
+  };
+  session.verify = [state](const Config& config, const LaunchFn&, std::uint64_t seed) {
+    DecodeKernels kernels = state->kernels_for(from_config(config));
+    kernels.config = from_config(config);
+    const Agreement agreement =
+        verify_candidate(state->utility, kernels, state->current(), seed, state->stream);
+    return Verdict{agreement.passes(kOutTolerance, kLseTolerance), agreement.out_rel_error,
+                   agreement.lse_rel_error, describe(agreement)};
+  };
+  session.bytes_moved = [state] { return state->bytes_moved; };
+  session.flops = [] { return 0.0; };
+  return session;
+}
+
+}  // namespace tuner::smla_family
