@@ -47,12 +47,14 @@ const Sm120Plan& sm120_plan() {
   return plan;
 }
 
+// The row of one config; mma_path and producers default to the seeds' structure (0, 0).
 const PlanRow& find_row(const PlanResult& result, int block_t, int block_h, int warps, int stages,
-                        int ctas) {
+                        int ctas, int mma_path = 0, int producers = 0) {
   for (const PlanRow& row : result.rows) {
     const tuner::Config& k = row.config;
     if (k.at("block_t") == block_t && k.at("block_h") == block_h && k.at("num_warps") == warps &&
-        k.at("num_stages") == stages && k.at("target_ctas") == ctas) {
+        k.at("num_stages") == stages && k.at("target_ctas") == ctas &&
+        k.at("mma_path") == mma_path && k.at("producers") == producers) {
       return row;
     }
   }
@@ -128,7 +130,8 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
 
   SUBCASE("16 local heads; one row per member of the cross product, each with a reason") {
     CHECK(plan.shape.integer("local_heads") == 16);
-    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 4 * 4);
+    // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 3 x TARGET_CTAS 4.
+    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 6 * 3 * 3 * 4);
     std::set<std::string> configs;
     for (const PlanRow& row : plan.rows) {
       configs.insert(tuner::to_json(row.config));
@@ -137,7 +140,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     CHECK(configs.size() == plan.rows.size());
     int total = 0;
     for (Fate fate : tuner::kAllFates) total += plan.count(fate);
-    CHECK(total == 432);
+    CHECK(total == 5832);
   }
 
   SUBCASE("BLOCK_H wider than the local heads is pruned_shape, with the figures in the reason") {
@@ -173,7 +176,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
   }
 
   SUBCASE("BLOCK_T 16 with 8 warps is in the plan with a fate (and 32 with 8 warps)") {
-    for (int stages : {1, 2, 3, 4}) {
+    for (int stages : {1, 2}) {
       const PlanRow& row = find_row(plan, 16, 16, 8, stages, 512);
       CHECK(row.budget.has_value());
       CHECK(row.fate != Fate::pruned_shape);
@@ -189,7 +192,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
       }
       const tuner::Config& k = row.config;
       const PlanRow& base = find_row(plan, k.at("block_t"), k.at("block_h"), k.at("num_warps"),
-                                     k.at("num_stages"), 128);
+                                     k.at("num_stages"), 128, k.at("mma_path"), k.at("producers"));
       CHECK(row.fate == base.fate);
     }
     CHECK(plan.compile_keys == static_cast<int>(compiled_keys.size()));
@@ -206,14 +209,14 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     REQUIRE(run.exit_code == 0);
     const nlohmann::json rows = nlohmann::json::parse(run.out);
     REQUIRE(rows.is_array());
-    CHECK(rows.size() == 432);
+    CHECK(rows.size() == 5832);
     for (const nlohmann::json& row : rows) {
       for (const char* key :
            {"family", "params", "fate", "reason", "est_smem_bytes", "est_regs", "ptxas_regs",
             "ptxas_spill_bytes", "blocks_per_sm", "occupancy_limiter", "compile_ms", "cached"}) {
         CHECK_MESSAGE(row.contains(key), key);
       }
-      CHECK(row["params"].size() == 5);
+      CHECK(row["params"].size() == 7);
       if (row["fate"] == "pruned_shape") CHECK(row["est_smem_bytes"].is_null());
       if (row["fate"] == "survivor") CHECK(row["cached"] == true);
     }
@@ -229,8 +232,9 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     // Kept by the budget but spilling after compile: the static model's misses, each listed.
     CHECK(audit.false_keeps == audit.count(Fate::pruned_after_compile));
     CHECK(audit.compiles_done == audit.compile_keys - plan.compile_keys);  // only the new ones
+    // Budget prunes are compiled to audit them; arch-rule prunes (no budget figures) are not.
     for (const PlanRow& row : audit.rows) {
-      if (row.fate == Fate::pruned_budget) CHECK(row.compiled.has_value());
+      if (row.fate == Fate::pruned_budget) CHECK(row.compiled.has_value() == row.budget.has_value());
     }
   }
 }
@@ -241,11 +245,16 @@ TEST_CASE("plan: the audit finds no false prunes on sm_90") {
   tuner::PlanRequest request = default_request("sm_90");
   request.audit = true;
   const PlanResult audit = tuner::plan(request, cache);
-  CHECK(audit.rows.size() == 432);
+  CHECK(audit.rows.size() == 5832);
   CHECK(audit.false_prunes == 0);
   CHECK(audit.count(Fate::survivor) > 0);
-  // sm_90's 227 KB opt-in keeps BLOCK_T 32 with 2+ stages that sm_120 prunes.
-  CHECK(find_row(audit, 32, 16, 4, 2, 512).fate != Fate::pruned_budget);
+  // sm_90's 227 KB opt-in keeps the 64-token pipelined tiles that sm_120 prunes.
+  CHECK(find_row(audit, 64, 16, 4, 2, 512, 1, 2).fate == Fate::survivor);
+  // e4m3 MMA is emulated on sm_90: pruned by the arch rule, not audited as a budget prune.
+  const PlanRow& fp8_mma = find_row(audit, 64, 16, 4, 2, 512, 2, 2);
+  CHECK(fp8_mma.fate == Fate::pruned_budget);
+  CHECK(contains(fp8_mma.reason, "emulated on sm_90"));
+  CHECK_FALSE(fp8_mma.compiled.has_value());
 }
 
 TEST_CASE("plan CLI: bad input exits 2 with a message naming the input") {

@@ -94,9 +94,6 @@ std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
 }  // namespace
 
 std::string shape_mismatch(const KernelConfig& config, const Shape& shape) {
-  if (std::string reason = structure_mismatch(config, shape.kv_format); !reason.empty()) {
-    return reason;
-  }
   // Head groups are padded to the 16-row mma tile, so a CTA may be wider than the local heads only
   // up to that padding.
   const int widest_useful = std::max(16, (shape.n_local_heads() + 15) / 16 * 16);
@@ -104,7 +101,7 @@ std::string shape_mismatch(const KernelConfig& config, const Shape& shape) {
     return "BLOCK_H " + std::to_string(config.block_h) + " > " +
            std::to_string(shape.n_local_heads()) + " local heads";
   }
-  return {};
+  return structure_mismatch(config, shape.kv_format);
 }
 
 std::string arch_mismatch(const KernelConfig& config, int arch_sm) {
