@@ -150,6 +150,16 @@ void record(Tally& tally, const Agreement& agreement, const std::string& label) 
   if (!ok) MESSAGE("FAIL " << label << ": " << describe(agreement));
 }
 
+// TUNER_GPU_MATRIX=bf16:2,bf16:1 runs only those (format:TP) parts of the matrix (to split it
+// over calls of a time-limited GPU machine); unset runs all of it.
+bool matrix_part_selected(KvFormat kv, int tp) {
+  const char* parts = std::getenv("TUNER_GPU_MATRIX");
+  if (parts == nullptr || *parts == '\0') return true;
+  const std::string part = std::string(to_string(kv)) + ":" + std::to_string(tp);
+  const std::string list = std::string(",") + parts + ",";
+  return list.find("," + part + ",") != std::string::npos;
+}
+
 // Runs every compiled config (x TARGET_CTAS) on one shape; inputs redrawn per compile key.
 Tally run_shape(const CompiledKeys& compiled, const Shape& shape, long long num_tokens,
                 std::uint64_t seed) {
@@ -223,6 +233,7 @@ TEST_CASE("every config that compiles and fits is correct on every shape") {
   int total_checks = 0;
   for (KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
     for (int tp : {4, 2, 1}) {
+      if (!matrix_part_selected(kv, tp)) continue;
       Shape base;
       base.kv_format = kv;
       base.attn_tp = tp;
@@ -275,18 +286,38 @@ TEST_CASE("corner cases: invalid rows, duplicates, the last slot, topk below BLO
   for (KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
     for (const KernelConfig& config :
          {KernelConfig{.block_t = 16, .block_h = 16, .num_warps = 4, .num_stages = 2},
-          KernelConfig{.block_t = 64, .block_h = 16, .num_warps = 8, .num_stages = 1,
-                       .target_ctas = 128},
-          KernelConfig{.block_t = 32, .block_h = 16, .num_warps = 2, .num_stages = 3,
-                       .target_ctas = 1024},
-          KernelConfig{.block_t = 64, .block_h = 16, .num_warps = 8, .num_stages = 2,
-                       .mma_path = 1, .producers = 1, .target_ctas = 128},
-          KernelConfig{.block_t = 16, .block_h = 16, .num_warps = 4, .num_stages = 8,
-                       .mma_path = 1, .producers = 2, .target_ctas = 1024},
-          KernelConfig{.block_t = 32, .block_h = 16, .num_warps = 4, .num_stages = 3,
-                       .mma_path = 2, .producers = 0, .target_ctas = 1024},
-          KernelConfig{.block_t = 64, .block_h = 16, .num_warps = 8, .num_stages = 3,
-                       .mma_path = 2, .producers = 2, .target_ctas = 128}}) {
+          KernelConfig{
+              .block_t = 64, .block_h = 16, .num_warps = 8, .num_stages = 1, .target_ctas = 128},
+          KernelConfig{
+              .block_t = 32, .block_h = 16, .num_warps = 2, .num_stages = 3, .target_ctas = 1024},
+          KernelConfig{.block_t = 64,
+          .block_h = 16,
+          .num_warps = 8,
+          .num_stages = 2,
+          .mma_path = 1,
+          .producers = 1,
+          .target_ctas = 128},
+          KernelConfig{.block_t = 16,
+          .block_h = 16,
+          .num_warps = 4,
+          .num_stages = 8,
+          .mma_path = 1,
+          .producers = 2,
+          .target_ctas = 1024},
+          KernelConfig{.block_t = 32,
+          .block_h = 16,
+          .num_warps = 4,
+          .num_stages = 3,
+          .mma_path = 2,
+          .producers = 0,
+          .target_ctas = 1024},
+          KernelConfig{.block_t = 64,
+          .block_h = 16,
+          .num_warps = 8,
+          .num_stages = 3,
+          .mma_path = 2,
+          .producers = 2,
+          .target_ctas = 128}}) {
       Shape any_shape;
       any_shape.kv_format = kv;
       if (!shape_mismatch(config, any_shape).empty()) continue;
@@ -331,8 +362,8 @@ void check_far_rows(Gpu& device, const KernelConfig& config) {
   const DecodeKernels kernels = load_decode_kernels(compiled, config, shape.kv_format);
   const Agreement agreement =
       verify_candidate(device.utility, kernels, problem, 3, device.stream, last_slots);
-  MESSAGE("4M-token cache, " << describe(to_config(config)) << " vs GPU reference: "
-                              << describe(agreement));
+  MESSAGE("4M-token cache, " << describe(to_config(config))
+                             << " vs GPU reference: " << describe(agreement));
   CHECK(agreement.passes(kOutTolerance, kLseTolerance));
   // The GPU reference itself, on those far rows, against the CPU.
   const HostOutputs cpu_ref = cpu_reference(host_inputs(problem));
@@ -345,12 +376,19 @@ void check_far_rows(Gpu& device, const KernelConfig& config) {
 
 TEST_CASE("a KV cache over 2^31 bytes: indices near its end use 64-bit row offsets") {
   Gpu& device = gpu();
-  for (const KernelConfig& config :
-       {default_config(),
-        KernelConfig{.block_t = 32, .block_h = 16, .num_warps = 8, .num_stages = 4, .mma_path = 1,
-                     .producers = 1},
-        KernelConfig{.block_t = 32, .block_h = 16, .num_warps = 8, .num_stages = 3, .mma_path = 2,
-                     .producers = 0}}) {
+  for (const KernelConfig& config : {default_config(),
+                                     KernelConfig{.block_t = 32,
+                                     .block_h = 16,
+                                     .num_warps = 8,
+                                     .num_stages = 4,
+                                     .mma_path = 1,
+                                     .producers = 1},
+                                     KernelConfig{.block_t = 32,
+                                     .block_h = 16,
+                                     .num_warps = 8,
+                                     .num_stages = 3,
+                                     .mma_path = 2,
+                                     .producers = 0}}) {
     check_far_rows(device, config);
   }
 }

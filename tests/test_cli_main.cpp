@@ -42,9 +42,11 @@ TEST_CASE("tuner plan --db records one plan-stage trial per member of the cross 
   CHECK(first.output.find("recorded 5832 fates as plan run 1") != std::string::npos);
   CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'plan'") == 3 * 3 * 3 * 6 * 3 * 3 * 4);
   // BLOCK_H 32 and 64 exceed 16 local heads: two thirds of the space, whatever else they set.
-  CHECK(count(db,
-              "SELECT COUNT(*) FROM trials WHERE fate = 'pruned_shape' AND reason LIKE 'BLOCK_H %'") ==
-        2 * 5832 / 3);
+  CHECK(
+      count(
+          db,
+          "SELECT COUNT(*) FROM trials WHERE fate = 'pruned_shape' AND reason LIKE 'BLOCK_H %'") ==
+      2 * 5832 / 3);
   CHECK(count(db,
               "SELECT COUNT(*) FROM runs WHERE kind = 'plan' AND budget_arch = 'sm_120' "
               "AND gpu_name IS NULL AND ended_at IS NOT NULL") == 1);

@@ -234,7 +234,8 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     CHECK(audit.compiles_done == audit.compile_keys - plan.compile_keys);  // only the new ones
     // Budget prunes are compiled to audit them; arch-rule prunes (no budget figures) are not.
     for (const PlanRow& row : audit.rows) {
-      if (row.fate == Fate::pruned_budget) CHECK(row.compiled.has_value() == row.budget.has_value());
+      if (row.fate == Fate::pruned_budget)
+        CHECK(row.compiled.has_value() == row.budget.has_value());
     }
   }
 }

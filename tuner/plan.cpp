@@ -249,7 +249,8 @@ PlanResult plan(const PlanRequest& request, const CubinCache& cache) {
   for (std::size_t i = 0; i < result.rows.size(); ++i) {
     const PlanRow& row = result.rows[i];
     const bool needs_compile =
-        row.fate == Fate::survivor || (request.audit && row.fate == Fate::pruned_budget && row.budget.has_value());
+        row.fate == Fate::survivor ||
+        (request.audit && row.fate == Fate::pruned_budget && row.budget.has_value());
     if (!needs_compile) continue;
     const auto [entry, inserted] = job_of_key.emplace(keys[i], jobs.size());
     if (inserted) jobs.push_back(CompileJob{row.config, {}});

@@ -7,8 +7,7 @@
 namespace ptx {
 
 __device__ __forceinline__ void mbarrier_init(unsigned long long* barrier, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(barrier)),
-               "r"(count)
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(barrier)), "r"(count)
                : "memory");
 }
 
@@ -19,10 +18,9 @@ __device__ __forceinline__ void mbarrier_init_fence() {
 
 // Release-arrive: this thread's earlier shared-memory writes are visible to the phase's waiters.
 __device__ __forceinline__ void mbarrier_arrive(unsigned long long* barrier) {
-  asm volatile(
-      "{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(
-          smem_address(barrier))
-      : "memory");
+  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(
+                   smem_address(barrier))
+               : "memory");
 }
 
 // Arrive and announce `bytes` of bulk copies that will complete on this barrier's phase.
@@ -53,8 +51,7 @@ __device__ __forceinline__ void mbarrier_wait(unsigned long long* barrier, unsig
 // One bulk copy global -> shared (16-byte aligned addresses, size a multiple of 16) that completes
 // its bytes on `barrier`.
 __device__ __forceinline__ void bulk_copy_to_shared(void* shared_dst, const void* global_src,
-                                                    unsigned bytes,
-                                                    unsigned long long* barrier) {
+                                                    unsigned bytes, unsigned long long* barrier) {
   asm volatile(
       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
           "r"(smem_address(shared_dst)),

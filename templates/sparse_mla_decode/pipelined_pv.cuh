@@ -42,8 +42,8 @@ __device__ __forceinline__ void pv_block_16bit(float (&acc)[N_TILES][4], const u
   if (KV_FORMAT == smla::kFp8DsMla) {
     // Matrices: (tokens 0-7, chunk j) (8-15, j) (0-7, j+1) (8-15, j+1); n-tiles 2j, 2j+1 hold the
     // even and odd dims of chunk j.
-    const unsigned char* v_row = block_rows + ((lane / 8) % 2 * 8 + lane % 8) * row_stride +
-                                 first_dim + (lane / 16) * 16;
+    const unsigned char* v_row =
+        block_rows + ((lane / 8) % 2 * 8 + lane % 8) * row_stride + first_dim + (lane / 16) * 16;
 #pragma unroll
     for (int n = 0; n < N_TILES; n += 4) {
       unsigned r[4];
@@ -103,8 +103,7 @@ __device__ __forceinline__ void quantize_two_terms(const float (&v)[4], float in
   hi = ptx::pack_e4m3x4(x[0], x[1], x[2], x[3]);
   float rounded[4];
   ptx::e4m3x4_to_floats(hi, rounded);
-  lo = ptx::pack_e4m3x4(x[0] - rounded[0], x[1] - rounded[1], x[2] - rounded[2],
-                        x[3] - rounded[3]);
+  lo = ptx::pack_e4m3x4(x[0] - rounded[0], x[1] - rounded[1], x[2] - rounded[2], x[3] - rounded[3]);
 }
 
 // The tile's scores for this lane's fragment positions (slabs summed), rows g and g+8.

@@ -55,8 +55,8 @@ __device__ __forceinline__ void prepare_q_16bit(const smla::SplitParams& p,
       lo = first;
       hi = second;
     }
-    uint4* dst = reinterpret_cast<uint4*>(smem + layout.q_offset + row * layout.q_row_stride +
-                                          unit * 32);
+    uint4* dst =
+        reinterpret_cast<uint4*>(smem + layout.q_offset + row * layout.q_row_stride + unit * 32);
     dst[0] = lo;
     dst[1] = hi;
   }
@@ -77,8 +77,8 @@ __device__ __forceinline__ void prepare_q_fp8(const smla::SplitParams& p,
     const int group = item % smla::kNumGroups;
     float v[4] = {0.f, 0.f, 0.f, 0.f};
     if (first_head + row < p.n_local_heads) {
-      const uint2 bits = reinterpret_cast<const uint2*>(q_source(p, batch_item, first_head + row))
-          [(group * smla::kGroupDim + lane * 4) / 4];
+      const uint2 bits = reinterpret_cast<const uint2*>(
+          q_source(p, batch_item, first_head + row))[(group * smla::kGroupDim + lane * 4) / 4];
       v[0] = __uint_as_float(bits.x << 16);
       v[1] = __uint_as_float(bits.x & 0xffff0000u);
       v[2] = __uint_as_float(bits.y << 16);
@@ -87,8 +87,8 @@ __device__ __forceinline__ void prepare_q_fp8(const smla::SplitParams& p,
     const float amax =
         ptx::warp_max(fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
     const float inv = amax > 0.f ? 448.f / amax : 0.f;
-    unsigned char* dst = smem + layout.q_offset + row * layout.q_row_stride +
-                         group * smla::kGroupDim + lane * 4;
+    unsigned char* dst =
+        smem + layout.q_offset + row * layout.q_row_stride + group * smla::kGroupDim + lane * 4;
     const float x[4] = {v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv};
     const unsigned hi = ptx::pack_e4m3x4(x[0], x[1], x[2], x[3]);
     float rounded[4];
@@ -225,8 +225,8 @@ __device__ __forceinline__ void compute_scores(const smla::SmemLayout& layout,
     const int m_tile = item % kMTiles;
     const int first_n = ((item / kMTiles) % kGroups) * kNG;
     const int slice = item / (kMTiles * kGroups);
-    const unsigned char* a_row = smem + layout.q_offset +
-                                 (m_tile * 16 + lane % 16) * layout.q_row_stride + (lane / 16) * 16;
+    const unsigned char* a_row =
+        smem + layout.q_offset + (m_tile * 16 + lane % 16) * layout.q_row_stride + (lane / 16) * 16;
     const unsigned char* b_row =
         ring + (first_n * 8 + lane % 8) * layout.ring_row_stride + (lane / 8) * 16;
     const int row = m_tile * 16 + lane / 4;
@@ -237,8 +237,7 @@ __device__ __forceinline__ void compute_scores(const smla::SmemLayout& layout,
       if (segment >= smla::kScoreSegments) break;
       float acc[kNG][4] = {};
       if (segment == smla::kScoreSegments - 1) {
-        rope_segment<kNG>(acc, a_row + smla::kPipelinedQRopeOffset, b_row + kKRope,
-                          b_tile_stride);
+        rope_segment<kNG>(acc, a_row + smla::kPipelinedQRopeOffset, b_row + kKRope, b_tile_stride);
 #pragma unroll
         for (int g = 0; g < kNG; ++g) {
 #pragma unroll

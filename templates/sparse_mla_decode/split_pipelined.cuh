@@ -54,7 +54,8 @@ __device__ __forceinline__ void softmax_pv(const smla::SmemLayout& layout, const
       }
       float part[Acc::kNTiles][4];
 #pragma unroll
-      for (int n = 0; n < Acc::kNTiles; ++n) part[n][0] = part[n][1] = part[n][2] = part[n][3] = 0.f;
+      for (int n = 0; n < Acc::kNTiles; ++n)
+        part[n][0] = part[n][1] = part[n][2] = part[n][3] = 0.f;
 #pragma unroll
       for (int kb = 0; kb < kKB; kb += 2) {
         unsigned a_hi[4];
@@ -82,14 +83,17 @@ __device__ __forceinline__ void softmax_pv(const smla::SmemLayout& layout, const
 #pragma unroll
       for (int kb = 0; kb < kKB; ++kb) {
         const bool f16 = KV_FORMAT == smla::kFp8DsMla;
-        const unsigned a[4] = {
-            f16 ? ptx::pack_f16x2(s[kb][0][0], s[kb][0][1]) : ptx::pack_bf16x2(s[kb][0][0], s[kb][0][1]),
-            f16 ? ptx::pack_f16x2(s[kb][1][0], s[kb][1][1]) : ptx::pack_bf16x2(s[kb][1][0], s[kb][1][1]),
-            f16 ? ptx::pack_f16x2(s[kb][0][2], s[kb][0][3]) : ptx::pack_bf16x2(s[kb][0][2], s[kb][0][3]),
-            f16 ? ptx::pack_f16x2(s[kb][1][2], s[kb][1][3]) : ptx::pack_bf16x2(s[kb][1][2], s[kb][1][3])};
-        pv_block_16bit<KV_FORMAT, NUM_WARPS, Acc::kNTiles>(
-            acc.value[m], a, ring + kb * 16 * layout.ring_row_stride, layout.ring_row_stride,
-            first_dim);
+        const unsigned a[4] = {f16 ? ptx::pack_f16x2(s[kb][0][0], s[kb][0][1])
+                                   : ptx::pack_bf16x2(s[kb][0][0], s[kb][0][1]),
+                               f16 ? ptx::pack_f16x2(s[kb][1][0], s[kb][1][1])
+                                   : ptx::pack_bf16x2(s[kb][1][0], s[kb][1][1]),
+                               f16 ? ptx::pack_f16x2(s[kb][0][2], s[kb][0][3])
+                                   : ptx::pack_bf16x2(s[kb][0][2], s[kb][0][3]),
+                               f16 ? ptx::pack_f16x2(s[kb][1][2], s[kb][1][3])
+                                   : ptx::pack_bf16x2(s[kb][1][2], s[kb][1][3])};
+        pv_block_16bit<KV_FORMAT, NUM_WARPS, Acc::kNTiles>(acc.value[m], a,
+                                                           ring + kb * 16 * layout.ring_row_stride,
+                                                           layout.ring_row_stride, first_dim);
       }
     }
   }
@@ -138,8 +142,8 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
         }
       }
       if (threadIdx.x < 32 && lane % 4 == 0) {
-        const float lse = sum > 0.f ? (acc.row_max[m][half] + log2f(sum)) * 0.69314718055994531f
-                                    : ptx::neg_inf();
+        const float lse =
+            sum > 0.f ? (acc.row_max[m][half] + log2f(sum)) * 0.69314718055994531f : ptx::neg_inf();
         if (single_split) {
           p.lse[bh] = lse;
         } else {
@@ -228,8 +232,8 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, 1)
   static_assert(MMA != smla::kMmaFp8 || (BLOCK_T % 32 == 0 && KV_FORMAT == smla::kFp8DsMla),
                 "e4m3 MMA takes 32 tokens per k-step of an fp8 cache");
   static_assert(NUM_WARPS >= 4 && NUM_STAGES >= 2, "one scale group per warp; a ring to overlap");
-  constexpr smla::SmemLayout layout = smla::smem_layout(BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES,
-                                                        KV_FORMAT, MMA, PRODUCERS);
+  constexpr smla::SmemLayout layout =
+      smla::smem_layout(BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS);
   constexpr int kConsumerThreads = NUM_WARPS * 32;
   constexpr int kThreads = (NUM_WARPS + PRODUCERS) * 32;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -278,7 +282,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, 1)
   if constexpr (PRODUCERS > 0) {
     if (threadIdx.x >= kConsumerThreads) {
       smla_pipe::produce<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS>(p, layout, smem,
-                                                                              range);
+                                                                               range);
       return;
     }
   }
@@ -310,12 +314,11 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, 1)
     }
     const unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
     const int* tokens = reinterpret_cast<const int*>(smem + layout.token_offset) + stage * BLOCK_T;
-    float* scores = reinterpret_cast<float*>(smem + layout.scores_offset) +
-                    (tile % layout.score_buffers) * layout.ksplit * BLOCK_H *
-                        layout.scores_row_stride;
-    smla_pipe::compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA>(layout, smem, ring,
-                                                                          tokens, scores,
-                                                                          p.scale_log2);
+    float* scores =
+        reinterpret_cast<float*>(smem + layout.scores_offset) +
+        (tile % layout.score_buffers) * layout.ksplit * BLOCK_H * layout.scores_row_stride;
+    smla_pipe::compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA>(
+        layout, smem, ring, tokens, scores, p.scale_log2);
     ptx::named_barrier_sync(1, kConsumerThreads);
     smla_pipe::softmax_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA>(layout, scores, ring, acc);
     if (PRODUCERS > 0) {
