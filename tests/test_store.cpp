@@ -16,6 +16,7 @@
 #include "db/sqlite/sqlite.hpp"
 #include "db/store/store.hpp"
 #include "db/tools/fixture.hpp"
+#include "db/tunedb/format.hpp"
 #include "db/tunedb/freeze.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -172,14 +173,24 @@ TEST_CASE("store: a frozen DB is never opened for writing") {
   }
   tunedb::freeze(dir / "store.db", dir / "frozen.db", {}, {});
   const auto before = fs::last_write_time(dir / "frozen.db");
-  CHECK_THROWS_WITH_AS(Store::open(dir / "frozen.db"),
-                       ((dir / "frozen.db").string() +
+  CHECK_THROWS_WITH_AS(
+      Store::open(dir / "frozen.db"),
+      ((dir / "frozen.db").string() + " is a frozen tuning DB and is never written again: "
+                                      "record into the tuning store and freeze it anew")
+          .c_str(),
+      DbInputError);
+  CHECK(fs::last_write_time(dir / "frozen.db") == before);
+  CHECK_FALSE(fs::exists(dir / "frozen.db-wal"));
+  // With its header turned into a store's, the metadata row still refuses the write.
+  fs::copy_file(dir / "frozen.db", dir / "unmarked.db");
+  Connection::open(dir / "unmarked.db", OpenMode::read_write_create)
+      .exec("PRAGMA application_id = " + std::to_string(tunedb::kApplicationId));
+  CHECK_THROWS_WITH_AS(Store::open(dir / "unmarked.db"),
+                       ((dir / "unmarked.db").string() +
                         " is a frozen tuning DB (metadata frozen=1) and is never written again: "
                         "record into the tuning store and freeze it anew")
                            .c_str(),
                        DbInputError);
-  CHECK(fs::last_write_time(dir / "frozen.db") == before);
-  CHECK_FALSE(fs::exists(dir / "frozen.db-wal"));
 }
 
 TEST_CASE("store: runs are recorded, ended and read back") {

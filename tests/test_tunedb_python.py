@@ -54,7 +54,7 @@ class FrozenDbTest(unittest.TestCase):
         self.assertEqual(found.device_name, "NVIDIA H200")
         self.assertFalse(found.default_kept)
         self.assertEqual(found.kernel_names, ("_Z17sparse_mla_decodev",))
-        self.assertEqual(found.cubin, ("fixture cubin sm_120 " + found.params_json).encode())
+        self.assertEqual(bytes(found.cubin[64:]), ("fixture cubin sm_120 " + found.params_json).encode())
 
     def test_between_tuned_batches_takes_the_next_larger(self):
         with tunedb.TuningDb(str(self.frozen)) as db:
@@ -132,6 +132,22 @@ class FrozenDbTest(unittest.TestCase):
                 attempt()
             self.assertEqual(caught.exception.kind, "db")
             self.assertIn("checksum mismatch", str(caught.exception))
+
+    def test_unmarked_frozen_file_with_edited_winner_and_cubin_is_refused(self):
+        # Issue 11's attack: clear the frozen marker, then edit a winner and every cubin.
+        edited = self.dir / "unmarked.db"
+        shutil.copy(self.frozen, edited)
+        connection = sqlite3.connect(edited)
+        connection.executescript(
+            "PRAGMA application_id = 1414876754; DELETE FROM metadata WHERE key = 'frozen'; "
+            "UPDATE winners SET median_us = 1.0; UPDATE cubins SET bytes = x'DEADBEEF';")
+        connection.close()
+        for attempt in (lambda: tunedb.verify(str(edited)), lambda: tunedb.TuningDb(str(edited))):
+            with self.assertRaises(tunedb.TunedbError) as caught:
+                attempt()
+            self.assertEqual(caught.exception.kind, "db")
+            self.assertIn(str(edited) + " holds a frozen DB's tables (cubins, metadata) but its "
+                          "header does not mark it frozen", str(caught.exception))
 
     def test_verify_refuses_a_store(self):
         with self.assertRaises(tunedb.TunedbError) as caught:

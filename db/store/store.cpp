@@ -79,6 +79,11 @@ Connection open_writable(const std::filesystem::path& path) {
 // schemas.
 void check_writable_kind(const Connection& connection, const std::string& path) {
   const std::int64_t application_id = connection.query_int64("PRAGMA application_id");
+  if (application_id == tunedb::kFrozenApplicationId) {
+    throw DbInputError(path +
+                       " is a frozen tuning DB and is never written again: record into the "
+                       "tuning store and freeze it anew");
+  }
   if (application_id != 0 && application_id != tunedb::kApplicationId) {
     throw DbInputError(path + " is not a tuning store (SQLite application_id " +
                        std::to_string(application_id) +

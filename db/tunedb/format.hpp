@@ -8,7 +8,11 @@ namespace tunedb {
 inline constexpr int kStoreSchemaVersion = 1;
 // PRAGMA user_version of a frozen file (metadata, defaults, winners, cubins).
 inline constexpr int kFrozenSchemaVersion = 1;
-// PRAGMA application_id of both ("TUNR"): tells our files from other SQLite files.
+// PRAGMA application_id of a tuning store ("TUNR"): tells our files from other SQLite files.
 inline constexpr std::int32_t kApplicationId = 0x54554E52;
+// PRAGMA application_id of a frozen file ("TUNF"). Frozen-ness lives in the file header, not in a
+// row that an edit could delete; a file with a frozen file's tables but without this id is
+// refused (db/README.md, "Frozen files").
+inline constexpr std::int32_t kFrozenApplicationId = 0x54554E46;
 
 }  // namespace tunedb
