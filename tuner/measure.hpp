@@ -9,6 +9,10 @@
 
 namespace tuner {
 
+// Part of every measured trial's resume key: bump it when the protocol below changes what a
+// timing means, so that a resumed sweep measures again instead of mixing protocols.
+inline constexpr int kMeasureProtocolVersion = 1;
+
 struct Timing {
   double median_us = 0.0;  // per launch
   double p10_us = 0.0;

@@ -20,6 +20,7 @@
 #include "tuner/nvrtc.hpp"
 #include "tuner/plan.hpp"
 #include "tuner/plan_record.hpp"
+#include "tuner/retry_policy.hpp"
 #include "tuner/run_info.hpp"
 #include "tuner/worker_process.hpp"
 
@@ -42,8 +43,9 @@ class Measurer {
     std::string death;
     std::optional<json> answer = worker_->request(job, kJobTimeout, death);
     if (!answer) {
+      const bool timed_out = worker_->timed_out();
       worker_.reset();
-      return json{{"status", "fault"}, {"reason", death}};
+      return json{{"status", "fault"}, {"reason", death}, {"transient", timed_out}};
     }
     if (answer->value("status", "") == "fault") worker_.reset();  // it exits after a sticky error
     return *answer;
@@ -156,7 +158,10 @@ class Sweep {
     budget_arch_ = request_.budget_arch.value_or(measured_arch_);
 
     store_ = std::make_unique<db::Store>(db::Store::open(request_.db_path));
-    run_id_ = store_->begin_run(run_info(info));
+    const db::RunInfo run = run_info(info);
+    measure_env_ = measure_env(run.nvrtc_version.value_or("?"), run.driver_version.value_or("?"),
+                               kMeasureProtocolVersion);
+    run_id_ = store_->begin_run(run);
     summary_.run_id = run_id_;
     const auto plan_began = std::chrono::steady_clock::now();
     const std::vector<Candidate> candidates = plan_candidates();
@@ -248,7 +253,29 @@ class Sweep {
     trial.device_name = device_name_;
     trial.params_json = to_json(candidate.config);
     trial.compile_key = compile_key(candidate.config, smla_family::parameter_space());
+    trial.measure_env = measure_env_;
     return trial;
+  }
+
+  struct Attempt {
+    json answer;                             // the result, or the retry's failure
+    std::optional<json> first_failure;       // when the first attempt failed
+    std::optional<FailedFate> failed_twice;  // when the retry failed too
+  };
+
+  // Asks once, and once more (in a new worker if the first died) when the first attempt failed:
+  // a timeout, an out-of-memory or a fault that does not reproduce is no verdict on the config.
+  Attempt ask_with_retry(const json& job) {
+    Attempt attempt{measurer_.ask(job), std::nullopt, std::nullopt};
+    account(attempt.answer);
+    if (classify(attempt.answer) == Failure::none) return attempt;
+    attempt.first_failure = attempt.answer;
+    attempt.answer = measurer_.ask(job);
+    account(attempt.answer);
+    if (classify(attempt.answer) != Failure::none) {
+      attempt.failed_twice = failed_twice(*attempt.first_failure, attempt.answer);
+    }
+    return attempt;
   }
 
   // Verifies and times one candidate (or reuses the DB's trial) and records the outcome.
@@ -266,16 +293,16 @@ class Sweep {
         return outcome;
       }
     }
-    const json answer = measurer_.ask(json{
+    const Attempt attempt = ask_with_retry(json{
         {"op", "measure"},
         {"params", json::parse(trial.params_json)},
         {"batch", batch},
         {"seed", 1000003u * static_cast<unsigned>(batch) + static_cast<unsigned>(measured_now)},
         {"verify", true},
         {"inject_fault", candidate.inject_fault}});
+    const json& answer = attempt.answer;
     ++measured_now;
     ++summary_.measurements;
-    account(answer);
     const std::string status = answer.value("status", "error");
     trial.reason = answer.value("reason", std::string());
     if (answer.contains("out_err")) trial.err_out = answer["out_err"].get<double>();
@@ -302,8 +329,12 @@ class Sweep {
     } else if (status == "compile_failed") {
       trial.fate = db::Fate::compile_failed;
     } else {
-      trial.fate = db::Fate::fault;
-      ++summary_.faults;
+      trial.fate = attempt.failed_twice->fate;
+      trial.reason = attempt.failed_twice->reason;
+      ++(trial.fate == db::Fate::fault ? summary_.faults : summary_.transients);
+    }
+    if (attempt.first_failure && !attempt.failed_twice) {
+      trial.reason = recovered_reason(trial.reason, *attempt.first_failure);
     }
     outcome.fate = trial.fate;
     store_->record_trial(trial, request_.force ? db::OnDuplicate::replace : db::OnDuplicate::fail);
@@ -463,6 +494,7 @@ class Sweep {
   std::string device_name_;
   std::string measured_arch_;
   std::string budget_arch_;
+  std::string measure_env_;
   SweepSummary summary_;
 };
 

@@ -180,7 +180,7 @@ int run_sweep_worker(const WorkerSetup& setup, std::istream& in, std::ostream& o
       const std::string op = request.at("op").get<std::string>();
       answer = op == "info" ? worker->info() : worker->measure(request);
     } catch (const CudaError& error) {
-      answer = json{{"status", "fault"}, {"reason", error.what()}};
+      answer = json{{"status", "fault"}, {"reason", error.what()}, {"code", error.code_name()}};
       poisoned = error.is_sticky();
     } catch (const NvrtcError& error) {
       answer = json{{"status", "compile_failed"}, {"reason", error.what()}};

@@ -124,6 +124,7 @@ void WorkerProcess::stop(bool kill_first) {
 std::optional<nlohmann::json> WorkerProcess::request(const nlohmann::json& job,
                                                      std::chrono::seconds timeout,
                                                      std::string& death) {
+  timed_out_ = false;
   if (pid_ <= 0) {
     death = "worker not running";
     return std::nullopt;
@@ -164,6 +165,7 @@ std::optional<nlohmann::json> WorkerProcess::request(const nlohmann::json& job,
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       stop(true);
+      timed_out_ = true;
       death = "worker timed out after " + std::to_string(timeout.count()) + " s and was killed";
       return std::nullopt;
     }

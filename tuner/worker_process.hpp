@@ -32,7 +32,8 @@ class WorkerProcess {
   std::optional<nlohmann::json> request(const nlohmann::json& job, std::chrono::seconds timeout,
                                         std::string& death);
   bool running() const { return pid_ > 0; }
-  pid_t pid() const noexcept;  // -1 when not running
+  bool timed_out() const noexcept { return timed_out_; }  // the last request did
+  pid_t pid() const noexcept;                             // -1 when not running
 
  private:
   void stop(bool kill_first);
@@ -42,6 +43,7 @@ class WorkerProcess {
   int to_child_ = -1;
   int from_child_ = -1;
   std::string pending_;  // bytes read past the last newline
+  bool timed_out_ = false;
 };
 
 // The path of the running executable (/proc/self/exe resolved).

@@ -39,6 +39,7 @@ constexpr std::array kFates = {
     std::pair{Fate::survivor, "survivor"},
     std::pair{Fate::wrong_result, "wrong_result"},
     std::pair{Fate::fault, "fault"},
+    std::pair{Fate::transient, "transient"},
     std::pair{Fate::measured, "measured"},
 };
 
@@ -66,7 +67,8 @@ MeasureKey TrialRecord::measure_key() const {
                     source_hash,
                     budget_arch,
                     measured_arch.value_or(""),
-                    device_name.value_or("")};
+                    device_name.value_or(""),
+                    measure_env};
 }
 
 }  // namespace tuner::db

@@ -20,6 +20,7 @@ enum class Fate {
   survivor,
   wrong_result,
   fault,
+  transient,  // timed out or out of memory: retried by the next sweep, never a resume hit
   measured,
 };
 
@@ -78,6 +79,7 @@ struct MeasureKey {
   std::string budget_arch;
   std::string measured_arch;
   std::string device_name;
+  std::string measure_env;  // NVRTC, driver and measurement protocol versions
 };
 
 struct TrialRecord {
@@ -111,7 +113,8 @@ struct TrialRecord {
   std::optional<double> err_out;
   std::optional<double> err_lse;
   std::optional<std::int64_t> bytes_moved;
-  std::string created_at;  // set by the store
+  std::string created_at;   // set by the store
+  std::string measure_env;  // measure stage: "nvrtc 13.0, driver 13000, protocol 1"
 
   // The resume key; only meaningful for Stage::measure.
   MeasureKey measure_key() const;

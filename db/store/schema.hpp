@@ -3,6 +3,14 @@
 
 namespace tuner::db {
 
+class Connection;
+
 extern const char* const kStoreSchemaSql;
+
+// Before kStoreSchemaSql, inside its transaction: moves a store of `from_version` (1) out of the
+// way of the current schema (trials gained measure_env and the 'transient' fate: SQLite cannot
+// change a CHECK, so the table is rebuilt). finish_migration copies the old rows over.
+void begin_migration(const Connection& connection, int from_version);
+void finish_migration(const Connection& connection, int from_version);
 
 }  // namespace tuner::db

@@ -5,7 +5,7 @@
 namespace tunedb {
 
 // PRAGMA user_version of a tuning store (runs, sources, problems, trials, winners).
-inline constexpr int kStoreSchemaVersion = 1;
+inline constexpr int kStoreSchemaVersion = 2;
 // PRAGMA user_version of a frozen file (metadata, defaults, winners, cubins).
 inline constexpr int kFrozenSchemaVersion = 1;
 // PRAGMA application_id of a tuning store ("TUNR"): tells our files from other SQLite files.
