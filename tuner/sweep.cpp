@@ -22,6 +22,7 @@
 #include "tuner/plan_record.hpp"
 #include "tuner/retry_policy.hpp"
 #include "tuner/run_info.hpp"
+#include "tuner/sweep_worker.hpp"
 #include "tuner/worker_process.hpp"
 
 namespace tuner {
@@ -156,6 +157,7 @@ class Sweep {
     summary_.copy_gbs = info.at("copy_gbs").get<double>();
     summary_.device_name = device_name_;
     budget_arch_ = request_.budget_arch.value_or(measured_arch_);
+    check_l2_budget(info.at("l2_bytes").get<long long>());
 
     store_ = std::make_unique<db::Store>(db::Store::open(request_.db_path));
     const db::RunInfo run = run_info(info);
@@ -180,6 +182,15 @@ class Sweep {
   }
 
  private:
+  // Refuses (InputError, exit 2) a KV cache that cannot keep every batch's replays 4x over the
+  // L2, before anything is recorded; the smallest batch needs the most launches.
+  void check_l2_budget(long long l2_bytes) const {
+    if (request_.batches.empty()) return;
+    smla_family::Shape shape = request_.shape;
+    shape.batch = *std::min_element(request_.batches.begin(), request_.batches.end());
+    timing_launches(shape, request_.kv_gib, l2_bytes, request_.launches_per_graph);
+  }
+
   db::RunInfo run_info(const json& info) const {
     db::RunInfo run = base_run_info(db::RunKind::sweep, budget_arch_, request_.command_line);
     run.gpu_name = device_name_;

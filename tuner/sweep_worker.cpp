@@ -25,6 +25,8 @@ namespace {
 using nlohmann::json;
 using namespace smla_family;
 
+constexpr int kInvalidPerMille = 30;  // share of -1 entries in the drawn index sets
+
 double milliseconds(std::chrono::steady_clock::time_point from,
                     std::chrono::steady_clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
@@ -46,6 +48,7 @@ class Worker {
                 {"arch_sm", info_.arch_sm()},
                 {"sm_count", info_.sm_count},
                 {"driver_version", info_.driver_version},
+                {"l2_bytes", info_.l2_cache_bytes},
                 {"copy_gbs", copy_gbs}};
   }
 
@@ -77,7 +80,7 @@ class Worker {
     const auto timing_began = std::chrono::steady_clock::now();
     const LaunchGeometry geometry = launch_geometry(kernel, shape);
     MeasureOptions options;
-    options.launches_per_graph = setup_.launches_per_graph;
+    options.launches_per_graph = launches_;
     std::vector<double> samples;
     const Timing timing = time_graph(
         [&](int launch, CUstream stream) {
@@ -91,6 +94,7 @@ class Worker {
     answer["samples"] = timing.samples;
     answer["samples_us"] = samples;
     answer["splits"] = geometry.num_splits;
+    answer["launches"] = launches_;
     answer["bytes_moved"] = bytes_moved_;
     return answer;
   }
@@ -116,15 +120,14 @@ class Worker {
   DeviceProblem& problem_for(const Shape& shape) {
     if (!problem_ || problem_->spec.shape.batch != shape.batch) {
       problem_.reset();
-      const long long tokens =
-          static_cast<long long>(setup_.kv_gib * static_cast<double>(1LL << 30)) /
-              kv_row_bytes(shape.kv_format) +
-          1;
+      const long long tokens = kv_tokens(shape, setup_.kv_gib);
+      launches_ =
+          timing_launches(shape, setup_.kv_gib, info_.l2_cache_bytes, setup_.launches_per_graph);
       // Enough partial space for any TARGET_CTAS of the space: at most ceil(topk / 16) splits.
       const int max_splits = (shape.topk + 15) / 16;
       problem_ = std::make_unique<DeviceProblem>(
           make_device_problem(utility_,
-                              InputSpec{shape, tokens, setup_.launches_per_graph, 30,
+                              InputSpec{shape, tokens, launches_, kInvalidPerMille,
                                         7u + static_cast<unsigned>(shape.batch)},
                               max_splits, stream_.get()));
       stream_.synchronize("sweep inputs");
@@ -164,9 +167,26 @@ class Worker {
   std::map<std::string, DecodeKernels> loaded_;
   std::unique_ptr<DeviceProblem> problem_;
   double bytes_moved_ = 0.0;
+  int launches_ = 0;  // per timing graph, for the current problem
 };
 
 }  // namespace
+
+long long kv_tokens(const smla_family::Shape& shape, double kv_gib) {
+  return static_cast<long long>(kv_gib * static_cast<double>(1LL << 30)) /
+             smla_family::kv_row_bytes(shape.kv_format) +
+         1;
+}
+
+int timing_launches(const smla_family::Shape& shape, double kv_gib, long long l2_bytes,
+                    int minimum) {
+  const std::string option = "--kv-gib " + std::to_string(kv_gib);
+  check_kv_covers_l2(kv_gib * static_cast<double>(1LL << 30), l2_bytes, option);
+  const double rows_per_launch =
+      static_cast<double>(shape.batch) * shape.topk * (1.0 - kInvalidPerMille / 1000.0);
+  return l2_safe_launches(l2_bytes, kv_tokens(shape, kv_gib), rows_per_launch,
+                          smla_family::kv_row_bytes(shape.kv_format), minimum, option);
+}
 
 int run_sweep_worker(const WorkerSetup& setup, std::istream& in, std::ostream& out) {
   std::unique_ptr<Worker> worker;

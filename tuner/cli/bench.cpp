@@ -19,6 +19,7 @@
 #include "tuner/error.hpp"
 #include "tuner/measure.hpp"
 #include "tuner/parallel.hpp"
+#include "tuner/sweep_worker.hpp"
 
 namespace po = boost::program_options;
 
@@ -100,24 +101,26 @@ int run_bench(const Args& args) {
               info.name.c_str(), info.arch_sm(), info.sm_count, copy_gbs);
   const UtilityKernels utility = load_utility_kernels(info.arch_sm());
   const std::vector<Candidate> candidates = load_candidates(shape, all, info.arch_sm(), smem_optin);
-  const long long num_tokens =
-      static_cast<long long>(kv_gib * (1LL << 30)) / kv_row_bytes(shape.kv_format) + 1;
+  const long long num_tokens = kv_tokens(shape, kv_gib);
   std::printf(
-      "%zu candidates; KV cache %lld tokens (%.2f GiB), %d launches per graph, each its own index "
-      "set\n",
-      candidates.size(), num_tokens, kv_gib, measure.launches_per_graph);
+      "%zu candidates; KV cache %lld tokens (%.2f GiB), at least %d launches per graph (more "
+      "where needed to touch 4x the %d MB L2 per replay), each its own index set\n",
+      candidates.size(), num_tokens, kv_gib, measure.launches_per_graph, info.l2_cache_bytes >> 20);
   std::printf("%6s %-62s %9s %9s %9s %7s %9s %7s\n", "batch", "config", "median_us", "p10_us",
               "p90_us", "splits", "MB_moved", "%copyBW");
   int failures = 0;
   for (int batch : batches) {
     shape.batch = batch;
+    MeasureOptions batch_measure = measure;
+    batch_measure.launches_per_graph =
+        timing_launches(shape, kv_gib, info.l2_cache_bytes, measure.launches_per_graph);
     int max_splits = 1;
     for (const Candidate& candidate : candidates) {
       max_splits = std::max(max_splits, launch_geometry(candidate.config, shape).num_splits);
     }
     DeviceProblem problem =
         make_device_problem(utility,
-                            InputSpec{shape, num_tokens, measure.launches_per_graph, 30,
+                            InputSpec{shape, num_tokens, batch_measure.launches_per_graph, 30,
                                       1000u + static_cast<unsigned>(batch)},
                             max_splits, stream.get());
     stream.synchronize("bench inputs");
@@ -142,7 +145,7 @@ int run_bench(const Args& args) {
       const LaunchGeometry geometry = launch_geometry(candidate.config, shape);
       const Timing timing = time_graph(
           [&](int launch, CUstream s) { launch_decode(view, geometry, problem, launch, s); },
-          stream, measure);
+          stream, batch_measure);
       measured.push_back(Measured{candidate.config, timing, geometry.num_splits});
     }
     std::sort(measured.begin(), measured.end(), [](const Measured& a, const Measured& b) {
