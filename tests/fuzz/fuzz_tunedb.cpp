@@ -19,9 +19,8 @@
 namespace {
 
 const std::filesystem::path& input_path() {
-  static const std::filesystem::path path =
-      std::filesystem::temp_directory_path() /
-      ("fuzz_tunedb_" + std::to_string(::getpid()) + ".db");
+  static const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                            ("fuzz_tunedb_" + std::to_string(::getpid()) + ".db");
   return path;
 }
 
