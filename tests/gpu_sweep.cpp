@@ -21,6 +21,7 @@
 #include "db/sqlite/sqlite.hpp"
 #include "tests/support/run_command.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/wait_process.hpp"
 
 namespace fs = std::filesystem;
 using tuner::db::Connection;
@@ -56,15 +57,7 @@ std::vector<pid_t> children_of(pid_t parent) {
   return children;
 }
 
-std::optional<int> wait_for_end(pid_t pid, int seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) return status;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return std::nullopt;
-}
+using tuner::test::wait_for_end;
 
 std::int64_t integrity_problems(const fs::path& db) {
   return count(db, "SELECT COUNT(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'");

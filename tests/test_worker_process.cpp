@@ -9,23 +9,14 @@
 #include <optional>
 #include <thread>
 
+#include "tests/support/wait_process.hpp"
 #include "tuner/worker_process.hpp"
 
 using tuner::WorkerProcess;
 
 namespace {
 
-// Waits up to `seconds` for `pid` (our child, or an orphan we adopted as a subreaper) to end;
-// returns its wait status, or nullopt if it is still running.
-std::optional<int> wait_for_end(pid_t pid, int seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) return status;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return std::nullopt;
-}
+using tuner::test::wait_for_end;
 
 bool killed_by_sigkill(const std::optional<int>& status) {
   return status && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL;
