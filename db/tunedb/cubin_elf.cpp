@@ -39,23 +39,23 @@ std::optional<int> arch_sm(std::string_view arch) {
   return sm;
 }
 
-std::string cubin_arch_problem(const void* data, std::size_t size, std::string_view arch) {
+std::string cubin_arch_problem(const void* bytes, std::size_t size, std::string_view arch) {
   const std::optional<int> wanted = arch_sm(arch);
   if (!wanted) return "has an arch '" + std::string(arch) + "' that is not of the form sm_XX";
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  if (size < kHeaderSize || std::memcmp(bytes,
+  const auto* header = static_cast<const unsigned char*>(bytes);
+  if (size < kHeaderSize || std::memcmp(header,
                                         "\x7f"
                                         "ELF",
                                         4) != 0) {
     return "is not an ELF file (no \\x7fELF magic in a 64-byte header)";
   }
-  if (bytes[kClassOffset] != 2 || bytes[kDataOffset] != 1 ||
-      read_le(bytes + kMachineOffset, 2) != kEmCuda) {
+  if (header[kClassOffset] != 2 || header[kDataOffset] != 1 ||
+      read_le(header + kMachineOffset, 2) != kEmCuda) {
     return "is not a 64-bit little-endian CUDA ELF image (e_machine " +
-           std::to_string(read_le(bytes + kMachineOffset, 2)) + ", wanted 190 = EM_CUDA)";
+           std::to_string(read_le(header + kMachineOffset, 2)) + ", wanted 190 = EM_CUDA)";
   }
-  const std::uint32_t flags = read_le(bytes + kFlagsOffset, 4);
-  const unsigned char abi = bytes[kAbiVersionOffset];
+  const std::uint32_t flags = read_le(header + kFlagsOffset, 4);
+  const unsigned char abi = header[kAbiVersionOffset];
   int sm = 0;
   if (abi == kAbiV1) {
     sm = static_cast<int>(flags & 0xffU);

@@ -224,9 +224,11 @@ class Freezer {
       }
       const std::string problem = cubin_arch_problem(image.bytes.data(), image.bytes.size(), arch);
       if (!problem.empty()) {
-        throw tuner::db::DbError("the cubin provider's image for " + what + " " + problem +
-                                     ": compile it for " + arch + " (nothing was written)",
-                                 store_);
+        std::string message = "the cubin provider's image for " + what;
+        message += " " + problem;
+        message += ": compile it for " + arch;
+        message += " (nothing was written)";
+        throw tuner::db::DbError(message, store_);
       }
       std::string names;
       for (const std::string& name : image.kernel_names) {

@@ -223,10 +223,13 @@ void check_cubin_arches(const Connection& connection, const std::string& path) {
         cubin_arch_problem(sqlite3_column_blob(rows.get(), 3),
                            static_cast<std::size_t>(sqlite3_column_bytes(rows.get(), 3)), arch);
     if (!problem.empty()) {
-      throw DbError("frozen tuning DB " + path + ": the cubin of " + rows.column_text(0) + " " +
-                        rows.column_text(2) + " under arch " + arch + " " + problem +
-                        "; the file was edited or frozen wrongly: freeze it again from the store",
-                    path);
+      std::string message = "frozen tuning DB " + path;
+      message += ": the cubin of " + rows.column_text(0);
+      message += " " + rows.column_text(2);
+      message += " under arch " + arch;
+      message += " " + problem;
+      message += "; the file was edited or frozen wrongly: freeze it again from the store";
+      throw DbError(message, path);
     }
   }
 }
