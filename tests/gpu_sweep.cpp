@@ -90,6 +90,7 @@ TEST_CASE("a faulting candidate is retried, recorded as a fault, and the sweep f
               "'%test_fault%' AND reason LIKE 'reproduced on retry: %'") == 1);
   CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE fate = 'measured'") > 1);
   CHECK(count(db, "SELECT COUNT(*) FROM winners WHERE batch = 1") == 1);
+  CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'retime' AND fate = 'measured'") >= 1);
   CHECK(integrity_problems(db) == 0);
 }
 

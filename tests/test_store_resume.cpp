@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 
 #include "db/sqlite/sqlite.hpp"
@@ -79,6 +80,28 @@ TEST_CASE("resume: a transient failure is history, not a resume hit") {
   store.record_trial(fault);
   CHECK(store.find_measured_trial(fault.measure_key())->fate == Fate::fault);
   CHECK_THROWS_AS(store.record_trial(fault), DbError);
+}
+
+TEST_CASE("resume: a finalist's re-timing is a trial of its own, never a resume hit") {
+  tuner::test::TempDir dir;
+  Store store = Store::open(dir / "tune.db");
+  const std::int64_t run = store.begin_run(fixture::fixture_run());
+  store.add_source(fixture::kSourceHash, fixture::kFamily);
+  const std::int64_t problem =
+      store.problem_id(ProblemKey{"sparse_mla_decode", 64, 4, 2048, "fp8_ds_mla", 64, 8});
+  TrialRecord retimed = attempt(run, problem, Fate::measured, "re-timed in 3 rounds");
+  retimed.stage = Stage::retime;
+  store.record_trial(retimed);
+  CHECK_FALSE(store.find_measured_trial(retimed.measure_key()).has_value());
+  store.record_trial(attempt(run, problem, Fate::measured, "verified and timed"));
+  store.record_trial(retimed);  // the next sweep's re-timing of the same finalist
+  TrialFilter retimes;
+  retimes.stage = Stage::retime;
+  CHECK(store.count_trials(retimes) == 2);
+  CHECK(store.find_measured_trial(retimed.measure_key())->stage == Stage::measure);
+  TrialRecord wrong = retimed;
+  wrong.measured_arch.reset();
+  CHECK_THROWS_AS(store.record_trial(wrong), std::invalid_argument);
 }
 
 TEST_CASE("resume: a schema-1 store is upgraded; its trials no longer match any environment") {

@@ -378,6 +378,24 @@ class Sweep {
     return timings;
   }
 
+  // The finalists' re-timings are trials too (stage retime): what the winner rule decided on is
+  // kept, not only the winner row it wrote.
+  void record_retimes(std::int64_t problem_id, const std::map<std::string, Timing>& timings) {
+    for (const auto& [params, timing] : timings) {
+      db::TrialRecord trial = trial_base(problem_id, Candidate{config_from_json(params), false});
+      trial.stage = db::Stage::retime;
+      trial.fate = db::Fate::measured;
+      trial.reason = "re-timed in " + std::to_string(request_.final_rounds) +
+                     " interleaved rounds with the other finalists and the default";
+      trial.median_us = timing.median_us;
+      trial.p10_us = timing.p10_us;
+      trial.p90_us = timing.p90_us;
+      trial.samples = timing.samples;
+      trial.rel_spread = to_db_timing(timing).rel_spread;
+      store_->record_trial(trial);
+    }
+  }
+
   void sweep_batch(int batch, const std::vector<Candidate>& candidates, Progress& progress) {
     SweepBatchSummary batch_summary;
     batch_summary.batch = batch;
@@ -426,6 +444,7 @@ class Sweep {
       if (outcome.params_json != default_params) finalists.push_back(outcome.params_json);
     }
     const std::map<std::string, Timing> final_timings = retime(batch, finalists);
+    record_retimes(problem_id, final_timings);
     record_winner(batch, batch_summary, finalists, final_timings, measured);
     summary_.batches.push_back(batch_summary);
   }

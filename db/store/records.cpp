@@ -44,7 +44,8 @@ constexpr std::array kFates = {
 };
 
 constexpr std::array kStages = {std::pair{Stage::plan, "plan"},
-                                std::pair{Stage::measure, "measure"}};
+                                std::pair{Stage::measure, "measure"},
+                                std::pair{Stage::retime, "retime"}};
 
 constexpr std::array kDecisions = {std::pair{Decision::tuned, "tuned"},
                                    std::pair{Decision::default_kept, "default_kept"}};

@@ -25,9 +25,11 @@ enum class Fate {
 };
 
 // plan: a fate decided without a GPU, recorded again by every plan run.
-// measure: a fate decided on a device; unique per (problem, params, source, archs, device) so
-// that a resumed sweep skips it.
-enum class Stage { plan, measure };
+// measure: a fate decided on a device; unique per (problem, params, source, archs, device,
+// measure_env) so that a resumed sweep skips it.
+// retime: a finalist's interleaved re-timing against the default, which the winner rule decided
+// on; one per finalist per sweep, never a resume hit.
+enum class Stage { plan, measure, retime };
 
 enum class Decision { tuned, default_kept };
 

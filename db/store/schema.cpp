@@ -45,7 +45,7 @@ CREATE TABLE IF NOT EXISTS trials (
   run_id INTEGER NOT NULL REFERENCES runs (id),
   problem_id INTEGER NOT NULL REFERENCES problems (id),
   source_hash TEXT NOT NULL REFERENCES sources (hash),
-  stage TEXT NOT NULL CHECK (stage IN ('plan', 'measure')),
+  stage TEXT NOT NULL CHECK (stage IN ('plan', 'measure', 'retime')),
   budget_arch TEXT NOT NULL,
   measured_arch TEXT,
   device_name TEXT,
@@ -75,7 +75,7 @@ CREATE TABLE IF NOT EXISTS trials (
   -- What else decides a measurement (NVRTC, driver, measurement protocol): part of the resume key.
   measure_env TEXT NOT NULL DEFAULT '',
   CHECK (stage = 'plan' OR (measured_arch IS NOT NULL AND device_name IS NOT NULL)),
-  CHECK (fate NOT IN ('wrong_result', 'fault', 'transient', 'measured') OR stage = 'measure'),
+  CHECK (fate NOT IN ('wrong_result', 'fault', 'transient', 'measured') OR stage <> 'plan'),
   CHECK (fate <> 'survivor' OR stage = 'plan'),
   CHECK (fate <> 'measured' OR median_us IS NOT NULL)
 );

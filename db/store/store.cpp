@@ -313,12 +313,12 @@ void check_trial(const TrialRecord& trial) {
   require(trial.run_id > 0 && trial.problem_id > 0, what + "run_id and problem_id must be set");
   require(!trial.source_hash.empty() && !trial.budget_arch.empty(),
           what + "source_hash and budget_arch must be set");
-  if (trial.stage == Stage::measure) {
+  if (trial.stage != Stage::plan) {
     require(trial.measured_arch.has_value() && trial.device_name.has_value(),
             what + "a measured trial needs measured_arch and device_name");
   }
-  require(!is_measure_only(trial.fate) || trial.stage == Stage::measure,
-          what + "this fate only exists at the measure stage");
+  require(!is_measure_only(trial.fate) || trial.stage != Stage::plan,
+          what + "this fate only exists at the measure and retime stages");
   require(trial.fate != Fate::survivor || trial.stage == Stage::plan,
           what + "survivor is a plan-stage fate");
   require(trial.fate != Fate::measured || trial.median_us.has_value(),
