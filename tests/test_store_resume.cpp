@@ -51,15 +51,24 @@ std::string read_text(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// A store with the fixture's run, source and the batch-8 problem.
+struct Swept {
+  tuner::test::TempDir dir;
+  Store store = Store::open(dir / "tune.db");
+  std::int64_t run = store.begin_run(fixture::fixture_run());
+  std::int64_t problem = [this] {
+    store.add_source(fixture::kSourceHash, fixture::kFamily);
+    return store.problem_id(ProblemKey{"sparse_mla_decode", 64, 4, 2048, "fp8_ds_mla", 64, 8});
+  }();
+};
+
 }  // namespace
 
 TEST_CASE("resume: a transient failure is history, not a resume hit") {
-  tuner::test::TempDir dir;
-  Store store = Store::open(dir / "tune.db");
-  const std::int64_t run = store.begin_run(fixture::fixture_run());
-  store.add_source(fixture::kSourceHash, fixture::kFamily);
-  const std::int64_t problem =
-      store.problem_id(ProblemKey{"sparse_mla_decode", 64, 4, 2048, "fp8_ds_mla", 64, 8});
+  Swept swept;
+  Store& store = swept.store;
+  const std::int64_t run = swept.run;
+  const std::int64_t problem = swept.problem;
   const TrialRecord timed_out = attempt(run, problem, Fate::transient, "worker timed out");
   store.record_trial(timed_out);
   CHECK_FALSE(store.find_measured_trial(timed_out.measure_key()).has_value());
@@ -83,12 +92,10 @@ TEST_CASE("resume: a transient failure is history, not a resume hit") {
 }
 
 TEST_CASE("resume: a finalist's re-timing is a trial of its own, never a resume hit") {
-  tuner::test::TempDir dir;
-  Store store = Store::open(dir / "tune.db");
-  const std::int64_t run = store.begin_run(fixture::fixture_run());
-  store.add_source(fixture::kSourceHash, fixture::kFamily);
-  const std::int64_t problem =
-      store.problem_id(ProblemKey{"sparse_mla_decode", 64, 4, 2048, "fp8_ds_mla", 64, 8});
+  Swept swept;
+  Store& store = swept.store;
+  const std::int64_t run = swept.run;
+  const std::int64_t problem = swept.problem;
   TrialRecord retimed = attempt(run, problem, Fate::measured, "re-timed in 3 rounds");
   retimed.stage = Stage::retime;
   store.record_trial(retimed);
