@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 #include "db/tunedb/freeze.hpp"
 #include "db/tunedb/tunedb.h"
@@ -18,6 +19,7 @@
 
 namespace {
 
+// One scratch file per fuzzing process, removed after each input.
 const std::filesystem::path& input_path() {
   static const std::filesystem::path path = std::filesystem::temp_directory_path() /
                                             ("fuzz_tunedb_" + std::to_string(::getpid()) + ".db");
@@ -80,5 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::abort();
   }
   c_api(path);
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);
   return 0;
 }
