@@ -135,6 +135,23 @@ TEST_CASE("resume: a schema-1 store is upgraded; its trials no longer match any 
   CHECK(store.record_trial(again) > kept[0].id);
 }
 
+TEST_CASE("resume: a schema-1 store is read (reports) without being changed") {
+  tuner::test::TempDir dir;
+  const fs::path path = dir / "v1.db";
+  Connection::open(path, OpenMode::read_write_create)
+      .exec(read_text(fs::path(TUNER_SOURCE_DIR) / "tests/data/store_v1.sql"));
+  const std::string before = read_text(path);
+  {
+    const Store store = Store::open_read_only(path);
+    const std::vector<TrialRecord> trials = store.trials({});
+    REQUIRE(trials.size() == 1);
+    CHECK(trials[0].median_us == 20.5);
+    CHECK(trials[0].measure_env.empty());
+  }
+  CHECK(read_text(path) == before);
+  CHECK(Connection::open(path, OpenMode::read_only).query_int64("PRAGMA user_version") == 1);
+}
+
 TEST_CASE("retry policy: timeouts and out-of-memory are transient, other failures faults") {
   using tuner::classify;
   using tuner::Failure;

@@ -31,4 +31,10 @@ void finish_migration(const Connection& connection, int from_version) {
                   kTrialColumnsV1 + ", '' FROM trials_v1; DROP TABLE trials_v1");
 }
 
+void read_older_schema(const Connection& connection, int version) {
+  if (version != 1) return;
+  // A TEMP view shadows main.trials for unqualified names; the file itself is not touched.
+  connection.exec("CREATE TEMP VIEW trials AS SELECT *, '' AS measure_env FROM main.trials");
+}
+
 }  // namespace tuner::db

@@ -13,4 +13,8 @@ extern const char* const kStoreSchemaSql;
 void begin_migration(const Connection& connection, int from_version);
 void finish_migration(const Connection& connection, int from_version);
 
+// For a read-only connection to a store of `version` (1): temporary views that present its tables
+// as the current schema does (trials.measure_env = ''), so reports read old stores unchanged.
+void read_older_schema(const Connection& connection, int version);
+
 }  // namespace tuner::db
