@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "db/store/store.hpp"
+#include "db/tunedb/cubin_elf.hpp"
 #include "db/tunedb/freeze.hpp"
 #include "db/tunedb/tunedb.hpp"
 
@@ -143,8 +144,8 @@ const Fixture& fixture() {
       }
     }
     store.end_run(run_id);
-    const auto fake_image = [](const tunedb::CubinRequest&) {
-      return tunedb::CubinImage{{'\x7f', 'E', 'L', 'F', 0, 1, 2, 3}, {"split", "combine"}};
+    const auto fake_image = [](const tunedb::CubinRequest& request) {
+      return tunedb::CubinImage{tunedb::stand_in_cubin(request.arch, "fake"), {"split", "combine"}};
     };
     tunedb::FreezeOptions options;
     const tunedb::FreezeSummary summary =

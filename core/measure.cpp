@@ -82,6 +82,33 @@ Timing time_graph(const Enqueue& enqueue, cuda::Stream& stream, const MeasureOpt
   return summarize(samples_us);
 }
 
+void check_kv_covers_l2(double kv_bytes, long long l2_bytes, const std::string& option) {
+  const double wanted = kL2Factor * static_cast<double>(l2_bytes);
+  if (kv_bytes < wanted) {
+    throw InputError(option + " gives a KV cache of " + std::to_string(kv_bytes / 1048576.0) +
+                     " MiB, less than 4x this GPU's L2 (" + std::to_string(wanted / 1048576.0) +
+                     " MiB): the L2 would serve repeated reads and flatter the timings; pass a "
+                     "KV cache of at least 4x L2 (the default 1 GiB is)");
+  }
+}
+
+int l2_safe_launches(long long l2_bytes, long long kv_rows, double rows_per_launch, int row_bytes,
+                     int minimum, const std::string& option) {
+  const double target_rows = kL2Factor * static_cast<double>(l2_bytes) / row_bytes;
+  const auto rows = static_cast<double>(kv_rows);
+  const double fraction = target_rows / rows;
+  const double draws = fraction < 1.0 ? -rows * std::log1p(-fraction) : HUGE_VAL;
+  const double launches = std::ceil(draws / std::max(rows_per_launch, 1.0));
+  if (!(launches <= kMaxLaunchesPerGraph)) {
+    throw InputError(option + ": a KV cache of " + std::to_string(kv_rows) +
+                     " rows is too close to 4x this GPU's L2 for " +
+                     std::to_string(static_cast<long long>(rows_per_launch)) +
+                     " rows per launch (over " + std::to_string(kMaxLaunchesPerGraph) +
+                     " launches per graph would be needed); pass a larger KV cache");
+  }
+  return std::max(minimum, static_cast<int>(launches));
+}
+
 double copy_bandwidth_gbs(std::size_t bytes, cuda::Stream& stream, int repeats) {
   const cuda::DeviceBuffer source(bytes, "copy bandwidth source");
   const cuda::DeviceBuffer destination(bytes, "copy bandwidth destination");

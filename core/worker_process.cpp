@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,33 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
+// How long a worker may take to exit by itself after its stdin closes.
+constexpr std::chrono::milliseconds kExitGrace{2000};
+
+// In the forked child, before exec: its own process group (a terminal's Ctrl-C reaches the
+// sweep, which ends the worker; the worker's group is killed as one), and SIGKILL when the
+// parent dies, however it dies (kill -9 included). The signal survives exec.
+void bind_to_parent(pid_t parent) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);  // the parent died before prctl took effect
+}
+
+// True once `pid` has exited (left a zombie: the id stays reserved until it is reaped), waiting
+// up to `grace`.
+bool exited_within(pid_t pid, std::chrono::milliseconds grace) {
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (true) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      return true;  // not our child any more (ECHILD): nothing to wait for
+    }
+    if (info.si_pid == pid) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    ::usleep(10000);
+  }
+}
+
 }  // namespace
 
 std::string self_executable() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
@@ -41,9 +69,11 @@ WorkerProcess::WorkerProcess(std::vector<std::string> argv) {
   args.reserve(argv.size() + 1);
   for (std::string& arg : argv) args.push_back(arg.data());
   args.push_back(nullptr);
+  const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) throw_errno("fork");
   if (pid_ == 0) {
+    bind_to_parent(parent);
     ::dup2(in_pipe[0], STDIN_FILENO);
     ::dup2(out_pipe[1], STDOUT_FILENO);
     ::execv(args[0], args.data());
@@ -51,6 +81,7 @@ WorkerProcess::WorkerProcess(std::vector<std::string> argv) {
                  std::strerror(errno));
     ::_exit(127);
   }
+  ::setpgid(pid_, pid_);  // also here, so the group exists before the constructor returns
   ::close(in_pipe[0]);
   ::close(out_pipe[1]);
   to_child_ = in_pipe[1];
@@ -58,6 +89,8 @@ WorkerProcess::WorkerProcess(std::vector<std::string> argv) {
 }
 
 WorkerProcess::~WorkerProcess() { stop(false); }
+
+pid_t WorkerProcess::pid() const noexcept { return pid_; }
 
 std::string WorkerProcess::reap() {
   if (pid_ <= 0) return "worker not running";
@@ -77,8 +110,13 @@ std::string WorkerProcess::reap() {
 
 void WorkerProcess::stop(bool kill_first) {
   close_fd(to_child_);  // EOF on its stdin: a healthy worker exits by itself
-  if (pid_ > 0 && kill_first) ::kill(pid_, SIGKILL);
-  if (pid_ > 0) reap();
+  if (pid_ > 0) {
+    if (!kill_first) exited_within(pid_, kExitGrace);
+    // The whole group, every time: a worker that hangs, and anything it started. While the
+    // worker is unreaped its id cannot name another process group.
+    ::kill(-pid_, SIGKILL);
+    reap();
+  }
   close_fd(from_child_);
   pending_.clear();
 }
@@ -86,6 +124,7 @@ void WorkerProcess::stop(bool kill_first) {
 std::optional<nlohmann::json> WorkerProcess::request(const nlohmann::json& job,
                                                      std::chrono::seconds timeout,
                                                      std::string& death) {
+  timed_out_ = false;
   if (pid_ <= 0) {
     death = "worker not running";
     return std::nullopt;
@@ -126,6 +165,7 @@ std::optional<nlohmann::json> WorkerProcess::request(const nlohmann::json& job,
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       stop(true);
+      timed_out_ = true;
       death = "worker timed out after " + std::to_string(timeout.count()) + " s and was killed";
       return std::nullopt;
     }

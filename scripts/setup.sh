@@ -17,6 +17,7 @@ packages=(
   libbenchmark-dev                # bench/tunedb_lookup
   python3 python3-matplotlib      # scripts/plot_report.py, the tunedb ctypes test
   clang-format clang-tidy         # style checks (scripts/lint.sh)
+  clang libclang-rt-14-dev        # the libFuzzer target over the tunedb readers (tests/fuzz)
 )
 missing=()
 for package in "${packages[@]}"; do

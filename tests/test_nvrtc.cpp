@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/nvrtc.hpp"
+#include "db/tunedb/cubin_elf.hpp"
 
 namespace {
 
@@ -93,6 +94,20 @@ TEST_CASE("compile resolves name expressions and reports each kernel's resources
     CHECK(contains(result.log, "Used " + std::to_string(report.registers) +
                                    " registers, used 1 "
                                    "barriers, 512 bytes smem"));
+  }
+}
+
+// tunedb reads a cubin's SM from its ELF header; NVRTC's own output is the independent check of
+// that reading (tunedb's stand-in images share its code and prove nothing about real cubins).
+TEST_CASE("tunedb reads the SM of real NVRTC cubins and refuses a mismatch") {
+  for (const int arch_sm : {80, 90, 100, 120}) {
+    CAPTURE(arch_sm);
+    const tuner::CompileResult result = tuner::compile(reverse_scale_request(arch_sm));
+    const std::string arch = "sm_" + std::to_string(arch_sm);
+    CHECK(tunedb::cubin_arch_problem(result.cubin.data(), result.cubin.size(), arch).empty());
+    const std::string other = arch_sm == 90 ? "sm_120" : "sm_90";
+    CHECK(tunedb::cubin_arch_problem(result.cubin.data(), result.cubin.size(), other) ==
+          "is an ELF image for " + arch + ", not " + other);
   }
 }
 

@@ -17,6 +17,7 @@
 #include "kernels/sparse_mla_decode/shape.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
+#include "kernels/sparse_mla_decode/verify.hpp"
 #include "templates/sparse_mla_decode/layout.h"
 
 using namespace tuner;
@@ -264,6 +265,78 @@ TEST_CASE("the tolerance check catches NaN, -inf mismatches and large errors") {
   CHECK_FALSE(compare({1.f, 2.f, 3.f, 4.f}, {5.f, 0.f}, ref_out, ref_lse).passes(1e-2, 1e-3));
   CHECK_FALSE(compare({1.f, 2.f, 3.f, 4.5f}, {5.f, -inf}, ref_out, ref_lse).passes(1e-2, 1e-3));
   CHECK_FALSE(compare({1.f, 2.f, 3.f, 4.f}, {5.01f, -inf}, ref_out, ref_lse).passes(1e-2, 1e-3));
+}
+
+namespace {
+
+// 128 batches x 16 heads of 8 values, and lse, made up but not constant.
+struct RowsCase {
+  static constexpr int kHeads = 16;
+  static constexpr std::size_t kRows = 128 * kHeads;
+  static constexpr std::size_t kWidth = 8;
+  std::vector<double> ref_out = std::vector<double>(kRows * kWidth);
+  std::vector<double> ref_lse = std::vector<double>(kRows);
+  RowsCase() {
+    for (std::size_t i = 0; i < ref_out.size(); ++i) ref_out[i] = 0.5 + 0.25 * std::sin(0.1 * i);
+    for (std::size_t r = 0; r < kRows; ++r) ref_lse[r] = 3.0 + 0.001 * r;
+  }
+  std::vector<float> out() const { return std::vector<float>(ref_out.begin(), ref_out.end()); }
+  std::vector<float> lse() const { return std::vector<float>(ref_lse.begin(), ref_lse.end()); }
+};
+
+}  // namespace
+
+TEST_CASE("the tolerance check is per (batch, head) row and names the worst row") {
+  const RowsCase rows;
+  REQUIRE(compare(rows.out(), rows.lse(), rows.ref_out, rows.ref_lse, RowsCase::kHeads)
+              .passes(kOutTolerance, kLseTolerance));
+  const std::size_t bad_row = 37 * RowsCase::kHeads + 5;  // batch 37, head 5
+  SUBCASE("one row 30% off fails, though the whole output is within 1% globally") {
+    std::vector<float> out = rows.out();
+    for (std::size_t i = 0; i < RowsCase::kWidth; ++i) out[bad_row * RowsCase::kWidth + i] *= 1.3f;
+    double diff_squares = 0.0;
+    double ref_squares = 0.0;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      diff_squares += std::pow(static_cast<double>(out[i]) - rows.ref_out[i], 2);
+      ref_squares += rows.ref_out[i] * rows.ref_out[i];
+    }
+    REQUIRE(std::sqrt(diff_squares / ref_squares) < kOutTolerance);  // a global norm misses it
+    const Agreement agreement =
+        compare(out, rows.lse(), rows.ref_out, rows.ref_lse, RowsCase::kHeads);
+    CHECK_FALSE(agreement.passes(kOutTolerance, kLseTolerance));
+    CHECK(agreement.out_rel_error == doctest::Approx(0.3).epsilon(1e-3));
+    CHECK(agreement.worst_out_row == static_cast<long long>(bad_row));
+    CHECK(describe(agreement).find("(worst row 597 (batch 37, head 5))") != std::string::npos);
+  }
+  SUBCASE("a NaN in the reference's lse (a row it never wrote) fails") {
+    std::vector<double> ref_lse = rows.ref_lse;
+    ref_lse[bad_row] = std::nan("");
+    const Agreement agreement =
+        compare(rows.out(), rows.lse(), rows.ref_out, ref_lse, RowsCase::kHeads);
+    CHECK_FALSE(agreement.passes(kOutTolerance, kLseTolerance));
+    CHECK(agreement.mismatch ==
+          "the reference's row 597 (batch 37, head 5) is not finite (never written?)");
+  }
+  SUBCASE("a NaN or +inf in the candidate's out or lse fails and names the row") {
+    std::vector<float> out = rows.out();
+    out[bad_row * RowsCase::kWidth + 3] = std::nanf("");
+    const Agreement nan_out = compare(out, rows.lse(), rows.ref_out, rows.ref_lse, 16);
+    CHECK_FALSE(nan_out.passes(kOutTolerance, kLseTolerance));
+    CHECK(nan_out.mismatch == "row 597 (batch 37, head 5) has 1 NaN/inf outputs");
+    std::vector<float> lse = rows.lse();
+    lse[bad_row] = std::numeric_limits<float>::infinity();
+    CHECK_FALSE(compare(rows.out(), lse, rows.ref_out, rows.ref_lse, 16)
+                    .passes(kOutTolerance, kLseTolerance));
+  }
+  SUBCASE("a tiny row is judged against a floor, not its own near-zero norm") {
+    std::vector<double> ref_out = rows.ref_out;
+    std::vector<float> out = rows.out();
+    for (std::size_t i = 0; i < RowsCase::kWidth; ++i) {
+      ref_out[bad_row * RowsCase::kWidth + i] = 1e-7;
+      out[bad_row * RowsCase::kWidth + i] = 2e-7f;  // 100% off, but 1e-7 next to rows of ~1.5
+    }
+    CHECK(compare(out, rows.lse(), ref_out, rows.ref_lse, 16).passes(kOutTolerance, kLseTolerance));
+  }
 }
 
 TEST_CASE("a template with a syntax error yields an error carrying NVRTC's log") {

@@ -16,6 +16,7 @@
 #include "db/sqlite/sqlite.hpp"
 #include "db/store/store.hpp"
 #include "db/tools/fixture.hpp"
+#include "db/tunedb/format.hpp"
 #include "db/tunedb/freeze.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -111,7 +112,7 @@ TEST_CASE("store: the schema script is idempotent and sets user_version") {
   CHECK(again.connection().query_int64("PRAGMA user_version") == 2);
   CHECK(again.connection().query_int64(
             "SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('runs', 'sources', 'problems', "
-            "'trials', 'winners', 'trials_resume_key')") == 6);
+            "'trials', 'winners', 'trials_resume_key_v2')") == 6);
   CHECK(again.runs().size() == 1);  // the second open kept the data
   CHECK(again.integrity_check() == "ok");
 }
@@ -172,14 +173,24 @@ TEST_CASE("store: a frozen DB is never opened for writing") {
   }
   tunedb::freeze(dir / "store.db", dir / "frozen.db", {}, {});
   const auto before = fs::last_write_time(dir / "frozen.db");
-  CHECK_THROWS_WITH_AS(Store::open(dir / "frozen.db"),
-                       ((dir / "frozen.db").string() +
+  CHECK_THROWS_WITH_AS(
+      Store::open(dir / "frozen.db"),
+      ((dir / "frozen.db").string() + " is a frozen tuning DB and is never written again: "
+                                      "record into the tuning store and freeze it anew")
+          .c_str(),
+      DbInputError);
+  CHECK(fs::last_write_time(dir / "frozen.db") == before);
+  CHECK_FALSE(fs::exists(dir / "frozen.db-wal"));
+  // With its header turned into a store's, the metadata row still refuses the write.
+  fs::copy_file(dir / "frozen.db", dir / "unmarked.db");
+  Connection::open(dir / "unmarked.db", OpenMode::read_write_create)
+      .exec("PRAGMA application_id = " + std::to_string(tunedb::kApplicationId));
+  CHECK_THROWS_WITH_AS(Store::open(dir / "unmarked.db"),
+                       ((dir / "unmarked.db").string() +
                         " is a frozen tuning DB (metadata frozen=1) and is never written again: "
                         "record into the tuning store and freeze it anew")
                            .c_str(),
                        DbInputError);
-  CHECK(fs::last_write_time(dir / "frozen.db") == before);
-  CHECK_FALSE(fs::exists(dir / "frozen.db-wal"));
 }
 
 TEST_CASE("store: runs are recorded, ended and read back") {
@@ -257,6 +268,10 @@ TEST_CASE("store: a recorded measured trial is found by the resume check") {
   }
   SUBCASE("another kernel source is another key") {
     key.source_hash = "src-other";
+    CHECK_FALSE(store.find_measured_trial(key).has_value());
+  }
+  SUBCASE("another NVRTC, driver or measurement protocol is another key") {
+    key.measure_env = "nvrtc 13.1, driver 13010, protocol 1";
     CHECK_FALSE(store.find_measured_trial(key).has_value());
   }
 }

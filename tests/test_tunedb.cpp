@@ -18,11 +18,13 @@
 #include "db/sqlite/sqlite.hpp"
 #include "db/store/store.hpp"
 #include "db/tools/fixture.hpp"
+#include "db/tunedb/cubin_elf.hpp"
 #include "db/tunedb/freeze.hpp"
 #include "db/tunedb/params.hpp"
 #include "db/tunedb/shape.hpp"
 #include "db/tunedb/tunedb.h"
 #include "db/tunedb/tunedb.hpp"
+#include "tests/support/frozen_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 
 // Counts heap allocations so that a test can show lookups make none.
@@ -57,33 +59,21 @@ const std::string kTuned128 =
 
 tunedb::CubinImage test_image(const tunedb::CubinRequest& request) {
   const std::string text = "image " + request.arch + " " + request.params_json;
-  return {std::vector<char>(text.begin(), text.end()), {"_Z4splitv", "_Z7combinev"}};
+  return {tunedb::stand_in_cubin(request.arch, text), {"_Z4splitv", "_Z7combinev"}};
+}
+
+// The bytes after a stand-in image's 64-byte ELF header.
+std::string image_payload(const tunedb::Cubin& cubin) {
+  return std::string(cubin.bytes.begin() + 64, cubin.bytes.end());
 }
 
 // A store with the fixture winners, and its sm_120 winners frozen with test images.
-struct Fixture {
-  TempDir dir;
-  fs::path store = dir / "store.db";
-  fs::path frozen = dir / "frozen.db";
-  tunedb::FreezeSummary summary;
-
-  Fixture() {
-    tuner::db::Store opened = tuner::db::Store::open(store);
-    tuner::db::fixture::write_fixture_winners(opened);
-    tunedb::FreezeOptions options;
-    options.budget_arch = "sm_120";
-    summary = tunedb::freeze(store, frozen, options, test_image);
-  }
+struct Fixture : tuner::test::FrozenFixture {
+  Fixture() : FrozenFixture(test_image) {}
 };
 
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void write_bytes(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+using tuner::test::read_bytes;
+using tuner::test::write_bytes;
 
 fs::path edited_copy(const Fixture& fixture, const std::string& name, const std::string& sql) {
   const fs::path copy = fixture.dir / name;
@@ -124,8 +114,7 @@ TEST_CASE("tunedb: exact, bucket and above-largest lookups") {
   CHECK(exact.measured_arch == "sm_90");  // timed on the H200, not on an sm_120 part
   CHECK(exact.device_name == "NVIDIA H200");
   REQUIRE(exact.cubin != nullptr);
-  CHECK(std::string(exact.cubin->bytes.begin(), exact.cubin->bytes.end()) ==
-        "image sm_120 " + kTuned8);
+  CHECK(image_payload(*exact.cubin) == "image sm_120 " + kTuned8);
   CHECK(exact.cubin->kernel_names == std::vector<std::string_view>{"_Z4splitv", "_Z7combinev"});
 
   const tunedb::Lookup between = db.lookup("sparse_mla_decode", "sm_120", kShape, 9);
@@ -159,8 +148,7 @@ TEST_CASE("tunedb: untuned shapes, families and archs fall back, flagged") {
   CHECK(shape.tuned_batch == 0);
   CHECK(shape.device_name.empty());
   REQUIRE(shape.cubin != nullptr);  // the default's image was frozen too
-  CHECK(std::string(shape.cubin->bytes.begin(), shape.cubin->bytes.end()) ==
-        "image sm_120 " + kDefault);
+  CHECK(image_payload(*shape.cubin) == "image sm_120 " + kDefault);
 
   // The store holds sm_90 winners, but the file was frozen for sm_120 only.
   const tunedb::Lookup arch = db.lookup("sparse_mla_decode", "sm_90", kShape, 8);
@@ -385,9 +373,10 @@ TEST_CASE("tunedb: an edited frozen file fails its checksum") {
 
   tunedb::OpenOptions trusting;
   trusting.verify_checksum = false;  // the caller opted out: the edit shows through
-  CHECK(tunedb::TuningDb::open(edited, trusting)
-            .lookup("sparse_mla_decode", "sm_120", kShape, 8)
-            .median_us == 1.0);
+  const tunedb::Lookup trusted =
+      tunedb::TuningDb::open(edited, trusting).lookup("sparse_mla_decode", "sm_120", kShape, 8);
+  CHECK(trusted.median_us == 1.0);
+  CHECK(trusted.cubin == nullptr);  // code is handed out only from checked files
 
   SUBCASE("an edited cubin") {
     const fs::path cubin = edited_copy(fixture, "cubin.db",
@@ -503,7 +492,8 @@ TEST_CASE("tunedb: the C API") {
   CHECK(result.params[1].value == 64);
   CHECK(std::string(result.measured_arch) == "sm_90");
   CHECK(std::string(result.kernel_names) == "_Z4splitv\n_Z7combinev");
-  CHECK(std::string(static_cast<const char*>(result.cubin), result.cubin_size) ==
+  REQUIRE(result.cubin_size > 64);
+  CHECK(std::string(static_cast<const char*>(result.cubin) + 64, result.cubin_size - 64) ==
         "image sm_120 " + kTuned128);
 
   REQUIRE(tunedb_lookup(handle, "sparse_mla_decode", "sm_75", kShape.c_str(), 1, &result) ==

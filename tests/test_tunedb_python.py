@@ -5,6 +5,8 @@ Needs TUNEDB_LIBRARY (path of libtunedb.so) and TUNEDB_MAKE_FIXTURE (path of tun
 which writes the store and frozen DB of db/tools/fixture.hpp); CTest sets both (db/CMakeLists.txt).
 """
 
+import ctypes
+import gc
 import math
 import os
 import shutil
@@ -13,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 from pathlib import Path
 
@@ -56,7 +59,7 @@ class FrozenDbTest(unittest.TestCase):
         self.assertEqual(found.device_name, "NVIDIA H200")
         self.assertFalse(found.default_kept)
         self.assertEqual(found.kernel_names, ("_Z17sparse_mla_decodev",))
-        self.assertEqual(found.cubin, ("fixture cubin sm_120 " + found.params_json).encode())
+        self.assertEqual(bytes(found.cubin[64:]), ("fixture cubin sm_120 " + found.params_json).encode())
 
     def test_between_tuned_batches_takes_the_next_larger(self):
         with tunedb.TuningDb(str(self.frozen)) as db:
@@ -135,6 +138,22 @@ class FrozenDbTest(unittest.TestCase):
             self.assertEqual(caught.exception.kind, "db")
             self.assertIn("checksum mismatch", str(caught.exception))
 
+    def test_unmarked_frozen_file_with_edited_winner_and_cubin_is_refused(self):
+        # Issue 11's attack: clear the frozen marker, then edit a winner and every cubin.
+        edited = self.dir / "unmarked.db"
+        shutil.copy(self.frozen, edited)
+        connection = sqlite3.connect(edited)
+        connection.executescript(
+            "PRAGMA application_id = 1414876754; DELETE FROM metadata WHERE key = 'frozen'; "
+            "UPDATE winners SET median_us = 1.0; UPDATE cubins SET bytes = x'DEADBEEF';")
+        connection.close()
+        for attempt in (lambda: tunedb.verify(str(edited)), lambda: tunedb.TuningDb(str(edited))):
+            with self.assertRaises(tunedb.TunedbError) as caught:
+                attempt()
+            self.assertEqual(caught.exception.kind, "db")
+            self.assertIn(str(edited) + " holds a frozen DB's tables (cubins, metadata) but its "
+                          "header does not mark it frozen", str(caught.exception))
+
     def test_verify_refuses_a_store(self):
         with self.assertRaises(tunedb.TunedbError) as caught:
             tunedb.verify(str(self.dir / "store.db"))
@@ -152,6 +171,56 @@ class FrozenDbTest(unittest.TestCase):
                 db.lookup(FAMILY, "sm_120", batch=8, shape="topk=2048,local_heads=16")
         self.assertEqual(caught.exception.kind, "input")
         self.assertIn("is not canonical", str(caught.exception))
+
+    def test_cubin_is_a_read_only_view_not_a_copy(self):
+        with tunedb.TuningDb(str(self.frozen)) as db:
+            first = self.lookup(db, 8)
+            second = self.lookup(db, 8)
+            self.assertIsInstance(first.cubin, memoryview)
+            self.assertTrue(first.cubin.readonly)
+            # Both views look at the library's one image: nothing was copied.
+            self.assertEqual(ctypes.addressof(first.cubin.obj), ctypes.addressof(second.cubin.obj))
+
+    def test_a_cubin_view_outlives_close_and_then_releases_the_db(self):
+        db = tunedb.TuningDb(str(self.frozen))
+        found = self.lookup(db, 8)
+        db.close()
+        with self.assertRaises(tunedb.TunedbError):
+            self.lookup(db, 8)
+        self.assertIsNotNone(db._handle)  # a view is alive: freeing now would leave it dangling
+        self.assertEqual(bytes(found.cubin[64:]),
+                         ("fixture cubin sm_120 " + found.params_json).encode())
+        del found
+        gc.collect()
+        self.assertIsNone(db._handle)
+
+    def test_close_during_lookups_in_other_threads_is_safe(self):
+        db = tunedb.TuningDb(str(self.frozen))
+        started = threading.Barrier(5)
+        outcomes = []
+
+        def work():
+            started.wait()
+            try:
+                while True:
+                    found = self.lookup(db, 8)
+                    if bytes(found.cubin[:4]) != b"\x7fELF":
+                        outcomes.append("bad cubin")
+                        return
+            except tunedb.TunedbError as error:
+                outcomes.append(str(error))
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        started.wait()
+        time.sleep(0.2)
+        db.close()
+        for thread in threads:
+            thread.join(10)
+        self.assertEqual(outcomes, ["lookup on a closed TuningDb"] * 4)
+        gc.collect()
+        self.assertIsNone(db._handle)
 
     def test_lookup_after_close_raises(self):
         db = tunedb.TuningDb(str(self.frozen))

@@ -17,6 +17,7 @@
 #include "db/store/winner_rule.hpp"
 #include "tuner/plan.hpp"
 #include "tuner/plan_record.hpp"
+#include "tuner/retry_policy.hpp"
 #include "tuner/run_info.hpp"
 #include "tuner/sweep_worker.hpp"
 
@@ -39,8 +40,9 @@ class Measurer {
     std::string death;
     std::optional<json> answer = worker_->request(job, kJobTimeout, death);
     if (!answer) {
+      const bool timed_out = worker_->timed_out();
       worker_.reset();
-      return json{{"status", "fault"}, {"reason", death}};
+      return json{{"status", "fault"}, {"reason", death}, {"transient", timed_out}};
     }
     if (answer->value("status", "") == "fault") worker_.reset();  // it exits after a sticky error
     return *answer;
@@ -138,7 +140,10 @@ class Sweep {
     budget_arch_ = request_.budget_arch.value_or(measured_arch_);
 
     store_ = std::make_unique<db::Store>(db::Store::open(request_.db_path));
-    run_id_ = store_->begin_run(run_info(info));
+    const db::RunInfo run = run_info(info);
+    measure_env_ = measure_env(run.nvrtc_version.value_or("?"), run.driver_version.value_or("?"),
+                               kMeasureProtocolVersion);
+    run_id_ = store_->begin_run(run);
     summary_.run_id = run_id_;
     const auto plan_began = std::chrono::steady_clock::now();
     const std::vector<Candidate> candidates = plan_candidates();
@@ -222,7 +227,29 @@ class Sweep {
     trial.device_name = device_name_;
     trial.params_json = to_json(candidate.config);
     trial.compile_key = compile_key(candidate.config, request_.family->space());
+    trial.measure_env = measure_env_;
     return trial;
+  }
+
+  struct Attempt {
+    json answer;                             // the result, or the retry's failure
+    std::optional<json> first_failure;       // when the first attempt failed
+    std::optional<FailedFate> failed_twice;  // when the retry failed too
+  };
+
+  // Asks once, and once more (in a new worker if the first died) when the first attempt failed:
+  // a timeout, an out-of-memory or a fault that does not reproduce is no verdict on the config.
+  Attempt ask_with_retry(const json& job) {
+    Attempt attempt{measurer_.ask(job), std::nullopt, std::nullopt};
+    account(attempt.answer);
+    if (classify(attempt.answer) == Failure::none) return attempt;
+    attempt.first_failure = attempt.answer;
+    attempt.answer = measurer_.ask(job);
+    account(attempt.answer);
+    if (classify(attempt.answer) != Failure::none) {
+      attempt.failed_twice = failed_twice(*attempt.first_failure, attempt.answer);
+    }
+    return attempt;
   }
 
   // Verifies and times one candidate (or reuses the DB's trial) and records the outcome.
@@ -240,16 +267,16 @@ class Sweep {
         return outcome;
       }
     }
-    const json answer = measurer_.ask(json{
+    const Attempt attempt = ask_with_retry(json{
         {"op", "measure"},
         {"params", json::parse(trial.params_json)},
         {"batch", batch},
         {"seed", 1000003u * static_cast<unsigned>(batch) + static_cast<unsigned>(measured_now)},
         {"verify", true},
         {"inject_fault", candidate.inject_fault}});
+    const json& answer = attempt.answer;
     ++measured_now;
     ++summary_.measurements;
-    account(answer);
     const std::string status = answer.value("status", "error");
     trial.reason = answer.value("reason", std::string());
     if (answer.contains("out_err")) trial.err_out = answer["out_err"].get<double>();
@@ -275,8 +302,12 @@ class Sweep {
     } else if (status == "compile_failed") {
       trial.fate = db::Fate::compile_failed;
     } else {
-      trial.fate = db::Fate::fault;
-      ++summary_.faults;
+      trial.fate = attempt.failed_twice->fate;
+      trial.reason = attempt.failed_twice->reason;
+      ++(trial.fate == db::Fate::fault ? summary_.faults : summary_.transients);
+    }
+    if (attempt.first_failure && !attempt.failed_twice) {
+      trial.reason = recovered_reason(trial.reason, *attempt.first_failure);
     }
     outcome.fate = trial.fate;
     store_->record_trial(trial, request_.force ? db::OnDuplicate::replace : db::OnDuplicate::fail);
@@ -307,6 +338,24 @@ class Sweep {
     std::map<std::string, Timing> timings;
     for (auto& [params, values] : samples) timings[params] = summarize(values);
     return timings;
+  }
+
+  // The finalists' re-timings are trials too (stage retime): what the winner rule decided on is
+  // kept, not only the winner row it wrote.
+  void record_retimes(std::int64_t problem_id, const std::map<std::string, Timing>& timings) {
+    for (const auto& [params, timing] : timings) {
+      db::TrialRecord trial = trial_base(problem_id, Candidate{config_from_json(params), false});
+      trial.stage = db::Stage::retime;
+      trial.fate = db::Fate::measured;
+      trial.reason = "re-timed in " + std::to_string(request_.final_rounds) +
+                     " interleaved rounds with the other finalists and the default";
+      trial.median_us = timing.median_us;
+      trial.p10_us = timing.p10_us;
+      trial.p90_us = timing.p90_us;
+      trial.samples = timing.samples;
+      trial.rel_spread = to_db_timing(timing).rel_spread;
+      store_->record_trial(trial);
+    }
   }
 
   void sweep_batch(int batch, const std::vector<Candidate>& candidates, Progress& progress) {
@@ -357,6 +406,7 @@ class Sweep {
       if (outcome.params_json != default_params) finalists.push_back(outcome.params_json);
     }
     const std::map<std::string, Timing> final_timings = retime(batch, finalists);
+    record_retimes(problem_id, final_timings);
     record_winner(batch, batch_summary, finalists, final_timings, measured);
     summary_.batches.push_back(batch_summary);
   }
@@ -432,6 +482,7 @@ class Sweep {
   std::string device_name_;
   std::string measured_arch_;
   std::string budget_arch_;
+  std::string measure_env_;
   SweepSummary summary_;
 };
 

@@ -54,6 +54,7 @@ struct SweepSummary {
   std::vector<SweepBatchSummary> batches;
   int measurements = 0;  // trials measured in this run
   int faults = 0;
+  int transients = 0;  // failed twice by timeout or out of memory: retried by the next sweep
   int wrong_results = 0;
   double copy_gbs = 0.0;
   std::string device_name;

@@ -10,10 +10,17 @@ in the usual build directories.
         found.how, found.params, found.tuned_batch, found.median_us, found.device_name
 
 Lookup rules (exact / bucket / default / not_found) are those of db/tunedb/tunedb.hpp.
+
+`Lookup.cubin` is a read-only memoryview of the image inside the library, not a copy. The view
+stays valid after close(): close() frees the DB only once no lookup is in flight and no cubin view
+is alive (call bytes(view) to keep a copy beyond that). close() is safe to call while other threads
+look up; their later lookups raise TunedbError.
 """
 
 import ctypes
 import os
+import threading
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Optional
@@ -67,7 +74,7 @@ class Lookup:
     measured_arch: str = ""
     device_name: str = ""
     default_kept: bool = False
-    cubin: Optional[bytes] = None
+    cubin: Optional[memoryview] = None  # read-only, no copy; see the module docstring
     kernel_names: tuple = ()
 
 
@@ -144,30 +151,65 @@ class TuningDb:
     """A frozen tuning DB (or a tuning store) opened read-only; lookups are thread-safe."""
 
     def __init__(self, path: str, library: Optional[str] = None):
+        self._handle = None
+        self._lock = threading.RLock()  # a view finalizer may run inside a locked section
+        self._users = 0  # lookups in flight + live cubin views: they keep the handle open
+        self._closing = False
         self._lib = load_library(library)
         handle = ctypes.c_void_p()
         _check(self._lib, self._lib.tunedb_open(os.fsencode(path), ctypes.byref(handle)))
         self._handle = handle
+
+    def _acquire(self) -> ctypes.c_void_p:
+        with self._lock:
+            if self._handle is None or self._closing:
+                raise TunedbError("input", "lookup on a closed TuningDb")
+            self._users += 1
+            return self._handle
+
+    def _release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._closing and self._users == 0:
+                self._free()
+
+    def _free(self) -> None:  # with self._lock held
+        if self._handle is not None:
+            self._lib.tunedb_close(self._handle)
+            self._handle = None
+
+    def _cubin_view(self, address: int, size: int) -> memoryview:
+        image = (ctypes.c_char * size).from_address(address)
+        with self._lock:
+            self._users += 1
+        # The view keeps `image` alive; when the last view of it goes, the handle may be freed.
+        weakref.finalize(image, self._release)
+        return memoryview(image).cast("B").toreadonly()
 
     def lookup(self, family: str, arch: str, *, batch: int, shape: Optional[str] = None,
                **dims) -> Lookup:
         """The config for (family, arch, shape, batch). The shape is the family's canonical
         dimensions as keyword arguments (local_heads=16, topk=2048, kv_format="fp8_ds_mla",
         page_size=64; or n=4096, k=7168, block=128 for fp8_gemm), or `shape` as canonical text."""
-        if self._handle is None:
-            raise TunedbError("input", "lookup on a closed TuningDb")
         if shape is None:
             shape = canonical_shape(**dims)
         elif dims:
             raise TunedbError("input", "pass the shape either as shape= text or as keywords, "
                               f"not both (got shape={shape!r} and {sorted(dims)})")
+        handle = self._acquire()
+        try:
+            return self._lookup(handle, family, arch, shape, batch)
+        finally:
+            self._release()
+
+    def _lookup(self, handle, family: str, arch: str, shape: str, batch: int) -> Lookup:
         result = _Result()
         _check(self._lib, self._lib.tunedb_lookup(
-            self._handle, family.encode(), arch.encode(), shape.encode(), batch,
+            handle, family.encode(), arch.encode(), shape.encode(), batch,
             ctypes.byref(result)))
         params = {result.params[i].name.decode(): result.params[i].value
                   for i in range(result.n_params)}
-        cubin = ctypes.string_at(result.cubin, result.cubin_size) if result.cubin else None
+        cubin = self._cubin_view(result.cubin, result.cubin_size) if result.cubin else None
         return Lookup(
             how=_text(self._lib.tunedb_how_name(result.how)),
             miss=_text(self._lib.tunedb_miss_name(result.miss)),
@@ -184,9 +226,16 @@ class TuningDb:
         )
 
     def close(self) -> None:
-        if self._handle is not None:
-            self._lib.tunedb_close(self._handle)
-            self._handle = None
+        """No new lookups; the DB is freed now, or when the last lookup or cubin view ends."""
+        lock = getattr(self, "_lock", None)
+        if lock is None:  # __init__ failed before the lock existed
+            return
+        with lock:
+            if self._handle is None or self._closing:
+                return
+            self._closing = True
+            if self._users == 0:
+                self._free()
 
     def __enter__(self) -> "TuningDb":
         return self

@@ -39,11 +39,13 @@ constexpr std::array kFates = {
     std::pair{Fate::survivor, "survivor"},
     std::pair{Fate::wrong_result, "wrong_result"},
     std::pair{Fate::fault, "fault"},
+    std::pair{Fate::transient, "transient"},
     std::pair{Fate::measured, "measured"},
 };
 
 constexpr std::array kStages = {std::pair{Stage::plan, "plan"},
-                                std::pair{Stage::measure, "measure"}};
+                                std::pair{Stage::measure, "measure"},
+                                std::pair{Stage::retime, "retime"}};
 
 constexpr std::array kDecisions = {std::pair{Decision::tuned, "tuned"},
                                    std::pair{Decision::default_kept, "default_kept"}};
@@ -66,7 +68,8 @@ MeasureKey TrialRecord::measure_key() const {
                     source_hash,
                     budget_arch,
                     measured_arch.value_or(""),
-                    device_name.value_or("")};
+                    device_name.value_or(""),
+                    measure_env};
 }
 
 }  // namespace tuner::db

@@ -20,13 +20,16 @@ enum class Fate {
   survivor,
   wrong_result,
   fault,
+  transient,  // timed out or out of memory: retried by the next sweep, never a resume hit
   measured,
 };
 
 // plan: a fate decided without a GPU, recorded again by every plan run.
-// measure: a fate decided on a device; unique per (problem, params, source, archs, device) so
-// that a resumed sweep skips it.
-enum class Stage { plan, measure };
+// measure: a fate decided on a device; unique per (problem, params, source, archs, device,
+// measure_env) so that a resumed sweep skips it.
+// retime: a finalist's interleaved re-timing against the default, which the winner rule decided
+// on; one per finalist per sweep, never a resume hit.
+enum class Stage { plan, measure, retime };
 
 enum class Decision { tuned, default_kept };
 
@@ -75,6 +78,7 @@ struct MeasureKey {
   std::string budget_arch;
   std::string measured_arch;
   std::string device_name;
+  std::string measure_env;  // NVRTC, driver and measurement protocol versions
 };
 
 struct TrialRecord {
@@ -108,7 +112,8 @@ struct TrialRecord {
   std::optional<double> err_out;
   std::optional<double> err_lse;
   std::optional<std::int64_t> bytes_moved;
-  std::string created_at;  // set by the store
+  std::string created_at;   // set by the store
+  std::string measure_env;  // measure stage: "nvrtc 13.0, driver 13000, protocol 1"
 
   // The resume key; only meaningful for Stage::measure.
   MeasureKey measure_key() const;

@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS trials (
   run_id INTEGER NOT NULL REFERENCES runs (id),
   problem_id INTEGER NOT NULL REFERENCES problems (id),
   source_hash TEXT NOT NULL REFERENCES sources (hash),
-  stage TEXT NOT NULL CHECK (stage IN ('plan', 'measure')),
+  stage TEXT NOT NULL CHECK (stage IN ('plan', 'measure', 'retime')),
   budget_arch TEXT NOT NULL,
   measured_arch TEXT,
   device_name TEXT,
@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS trials (
   compile_key TEXT,
   fate TEXT NOT NULL CHECK (fate IN ('pruned_shape', 'pruned_budget', 'compile_failed',
                                      'pruned_after_compile', 'survivor', 'wrong_result', 'fault',
-                                     'measured')),
+                                     'transient', 'measured')),
   reason TEXT NOT NULL,
   est_smem_bytes INTEGER,
   est_regs INTEGER,
@@ -69,17 +69,21 @@ CREATE TABLE IF NOT EXISTS trials (
   err_lse REAL,
   bytes_moved INTEGER,
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  -- What else decides a measurement (NVRTC, driver, measurement protocol): part of the resume key.
+  measure_env TEXT NOT NULL DEFAULT '',
   CHECK (stage = 'plan' OR (measured_arch IS NOT NULL AND device_name IS NOT NULL)),
-  CHECK (fate NOT IN ('wrong_result', 'fault', 'measured') OR stage = 'measure'),
+  CHECK (fate NOT IN ('wrong_result', 'fault', 'transient', 'measured') OR stage <> 'plan'),
   CHECK (fate <> 'survivor' OR stage = 'plan'),
   CHECK (fate <> 'measured' OR median_us IS NOT NULL)
 );
 
--- The resume key. Plan-stage rows are recorded again by every plan run, so only measured rows
--- are unique.
-CREATE UNIQUE INDEX IF NOT EXISTS trials_resume_key
-  ON trials (problem_id, params_json, source_hash, budget_arch, measured_arch, device_name)
-  WHERE stage = 'measure';
+-- The resume key. Plan-stage rows are recorded again by every plan run, and a transient failure
+-- (timeout, out of memory) is retried by the next sweep, so only the other measured rows are
+-- unique.
+CREATE UNIQUE INDEX IF NOT EXISTS trials_resume_key_v2
+  ON trials (problem_id, params_json, source_hash, budget_arch, measured_arch, device_name,
+             measure_env)
+  WHERE stage = 'measure' AND fate <> 'transient';
 CREATE INDEX IF NOT EXISTS trials_by_run ON trials (run_id);
 
 CREATE TABLE IF NOT EXISTS winners (

@@ -24,8 +24,8 @@ constexpr const char* kTrialColumns =
     "run_id, problem_id, source_hash, stage, budget_arch, measured_arch, device_name, "
     "params_json, compile_key, fate, reason, est_smem_bytes, est_regs, ptxas_regs, "
     "ptxas_spill_bytes, blocks_per_sm, occupancy_limiter, compile_ms, cached, median_us, p10_us, "
-    "p90_us, samples, rel_spread, err_out, err_lse, bytes_moved";
-constexpr int kTrialColumnCount = 27;
+    "p90_us, samples, rel_spread, err_out, err_lse, bytes_moved, measure_env";
+constexpr int kTrialColumnCount = 28;
 
 constexpr const char* kWinnerColumns =
     "family, budget_arch, measured_arch, device_name, shape, batch, params_json, median_us, "
@@ -80,6 +80,11 @@ Connection open_writable(const std::filesystem::path& path) {
 // schemas.
 void check_writable_kind(const Connection& connection, const std::string& path) {
   const std::int64_t application_id = connection.query_int64("PRAGMA application_id");
+  if (application_id == tunedb::kFrozenApplicationId) {
+    throw DbInputError(path +
+                       " is a frozen tuning DB and is never written again: record into the "
+                       "tuning store and freeze it anew");
+  }
   if (application_id != 0 && application_id != tunedb::kApplicationId) {
     throw DbInputError(path + " is not a tuning store (SQLite application_id " +
                        std::to_string(application_id) +
@@ -113,7 +118,10 @@ void create_schema(const Connection& connection) {
   connection.exec(
       "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
   Transaction transaction(connection);
+  const int version = static_cast<int>(connection.query_int64("PRAGMA user_version"));
+  begin_migration(connection, version);
   connection.exec(kStoreSchemaSql);
+  finish_migration(connection, version);
   connection.exec("PRAGMA application_id = " + std::to_string(tunedb::kApplicationId) +
                   "; PRAGMA user_version = " + std::to_string(kSchemaVersion));
   transaction.commit();
@@ -170,6 +178,7 @@ void bind_trial(Statement& insert, const TrialRecord& trial) {
   next(trial.err_out);
   next(trial.err_lse);
   next(trial.bytes_moved);
+  next(trial.measure_env);
 }
 
 // Reads a row of "id, <kTrialColumns>, created_at".
@@ -204,6 +213,7 @@ TrialRecord read_trial(const Statement& row) {
   trial.err_out = row.column_optional_double(i++);
   trial.err_lse = row.column_optional_double(i++);
   trial.bytes_moved = row.column_optional_int64(i++);
+  trial.measure_env = row.column_text(i++);
   trial.created_at = row.column_text(i++);
   return trial;
 }
@@ -289,7 +299,8 @@ void require(bool condition, const std::string& message) {
 }
 
 bool is_measure_only(Fate fate) {
-  return fate == Fate::measured || fate == Fate::wrong_result || fate == Fate::fault;
+  return fate == Fate::measured || fate == Fate::wrong_result || fate == Fate::fault ||
+         fate == Fate::transient;
 }
 
 void check_trial(const TrialRecord& trial) {
@@ -298,12 +309,12 @@ void check_trial(const TrialRecord& trial) {
   require(trial.run_id > 0 && trial.problem_id > 0, what + "run_id and problem_id must be set");
   require(!trial.source_hash.empty() && !trial.budget_arch.empty(),
           what + "source_hash and budget_arch must be set");
-  if (trial.stage == Stage::measure) {
+  if (trial.stage != Stage::plan) {
     require(trial.measured_arch.has_value() && trial.device_name.has_value(),
             what + "a measured trial needs measured_arch and device_name");
   }
-  require(!is_measure_only(trial.fate) || trial.stage == Stage::measure,
-          what + "this fate only exists at the measure stage");
+  require(!is_measure_only(trial.fate) || trial.stage != Stage::plan,
+          what + "this fate only exists at the measure and retime stages");
   require(trial.fate != Fate::survivor || trial.stage == Stage::plan,
           what + "survivor is a plan-stage fate");
   require(trial.fate != Fate::measured || trial.median_us.has_value(),
@@ -383,7 +394,8 @@ Store Store::open_read_only(const std::filesystem::path& path) {
   try {
     check_writable_kind(connection, path.string());
     const std::int64_t version = connection.query_int64("PRAGMA user_version");
-    if (version != kSchemaVersion) {
+    read_older_schema(connection, static_cast<int>(version));
+    if (version != kSchemaVersion && version != 1) {
       throw DbInputError(path.string() + " has schema version " + std::to_string(version) +
                          ", not " + std::to_string(kSchemaVersion) +
                          ": open it once with a writing command (tuner plan --db) to upgrade it");
@@ -489,14 +501,16 @@ std::int64_t Store::record_trial(const TrialRecord& trial, OnDuplicate on_duplic
   TrialRecord row = trial;
   row.params_json = canonical_params_json(trial.params_json);
   Transaction transaction(connection_);
-  if (row.stage == Stage::measure && on_duplicate == OnDuplicate::replace) {
+  if (row.stage == Stage::measure && on_duplicate == OnDuplicate::replace &&
+      row.fate != Fate::transient) {
     const MeasureKey key = row.measure_key();
     Statement remove = connection_.prepare(
-        "DELETE FROM trials WHERE stage = 'measure' AND problem_id = ?1 AND params_json = ?2 "
-        "AND source_hash = ?3 AND budget_arch = ?4 AND measured_arch = ?5 AND device_name = ?6");
+        "DELETE FROM trials WHERE stage = 'measure' AND fate <> 'transient' AND problem_id = ?1 "
+        "AND params_json = ?2 AND source_hash = ?3 AND budget_arch = ?4 AND measured_arch = ?5 "
+        "AND device_name = ?6 AND measure_env = ?7");
     remove.bind(1, key.problem_id).bind(2, key.params_json).bind(3, key.source_hash);
     remove.bind(4, key.budget_arch).bind(5, key.measured_arch).bind(6, key.device_name);
-    remove.run();
+    remove.bind(7, key.measure_env).run();
   }
   Statement insert = connection_.prepare(std::string("INSERT INTO trials (") + kTrialColumns +
                                          ") VALUES (" + placeholders(kTrialColumnCount) + ")");
@@ -526,12 +540,12 @@ std::int64_t Store::record_trial(const TrialRecord& trial, OnDuplicate on_duplic
 
 std::optional<TrialRecord> Store::find_measured_trial(const MeasureKey& key) const {
   Statement select = connection_.prepare(
-      trial_select("WHERE t.stage = 'measure' AND t.problem_id = ?1 AND t.params_json = ?2 AND "
-                   "t.source_hash = ?3 AND t.budget_arch = ?4 AND t.measured_arch = ?5 AND "
-                   "t.device_name = ?6"));
+      trial_select("WHERE t.stage = 'measure' AND t.fate <> 'transient' AND t.problem_id = ?1 AND "
+                   "t.params_json = ?2 AND t.source_hash = ?3 AND t.budget_arch = ?4 AND "
+                   "t.measured_arch = ?5 AND t.device_name = ?6 AND t.measure_env = ?7"));
   select.bind(1, key.problem_id).bind(2, canonical_params_json(key.params_json));
   select.bind(3, key.source_hash).bind(4, key.budget_arch).bind(5, key.measured_arch);
-  select.bind(6, key.device_name);
+  select.bind(6, key.device_name).bind(7, key.measure_env);
   if (!select.step()) return std::nullopt;
   return read_trial(select);
 }

@@ -58,8 +58,9 @@ class Store {
   std::int64_t problem_id(const ProblemKey& problem);
   ProblemKey problem(std::int64_t problem_id) const;  // DbInputError for an unknown id
 
-  // Commits one trial at once and returns its id. Stage::measure needs measured_arch and
-  // device_name; measured/wrong_result/fault need Stage::measure, survivor needs Stage::plan.
+  // Commits one trial at once and returns its id. Stage::measure and retime need measured_arch
+  // and device_name; measured/wrong_result/fault/transient need one of them, survivor needs
+  // Stage::plan.
   std::int64_t record_trial(const TrialRecord& trial, OnDuplicate on_duplicate = OnDuplicate::fail);
   // The resume check: the measured trial stored under `key`, if any.
   std::optional<TrialRecord> find_measured_trial(const MeasureKey& key) const;

@@ -6,14 +6,16 @@
 #include <string>
 
 #include "db/tools/fixture.hpp"
+#include "db/tunedb/cubin_elf.hpp"
 #include "db/tunedb/freeze.hpp"
 
 namespace {
 
-// Test images: the bytes name what they stand for, so a reader can check it got the right one.
+// Test images: a CUDA ELF header for the arch (tunedb checks it), then bytes that name what they
+// stand for, so a reader can check it got the right one.
 tunedb::CubinImage fixture_image(const tunedb::CubinRequest& request) {
   const std::string text = "fixture cubin " + request.arch + " " + request.params_json;
-  return {std::vector<char>(text.begin(), text.end()), {"_Z17sparse_mla_decodev"}};
+  return {tunedb::stand_in_cubin(request.arch, text), {"_Z17sparse_mla_decodev"}};
 }
 
 void remove_db(const std::filesystem::path& path) {

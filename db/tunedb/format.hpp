@@ -12,7 +12,11 @@ inline constexpr int kStoreSchemaVersion = 2;
 inline constexpr int kFrozenSchemaVersion = 2;
 // The first versions keyed on shape text; older files are refused, never misread.
 inline constexpr int kFirstShapeTextVersion = 2;
-// PRAGMA application_id of both ("TUNR"): tells our files from other SQLite files.
+// PRAGMA application_id of a tuning store ("TUNR"): tells our files from other SQLite files.
 inline constexpr std::int32_t kApplicationId = 0x54554E52;
+// PRAGMA application_id of a frozen file ("TUNF"). Frozen-ness lives in the file header, not in a
+// row that an edit could delete; a file with a frozen file's tables but without this id is
+// refused (db/README.md, "Frozen files").
+inline constexpr std::int32_t kFrozenApplicationId = 0x54554E46;
 
 }  // namespace tunedb

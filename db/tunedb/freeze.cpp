@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "db/sqlite/sqlite.hpp"
+#include "db/tunedb/cubin_elf.hpp"
 #include "db/tunedb/format.hpp"
 #include "db/tunedb/frozen.hpp"
 #include "db/tunedb/params.hpp"
@@ -219,6 +220,14 @@ class Freezer {
       if (image.bytes.empty()) {
         throw tuner::db::DbError("the cubin provider returned no bytes for " + what, store_);
       }
+      const std::string problem = cubin_arch_problem(image.bytes.data(), image.bytes.size(), arch);
+      if (!problem.empty()) {
+        std::string message = "the cubin provider's image for " + what;
+        message += " " + problem;
+        message += ": compile it for " + arch;
+        message += " (nothing was written)";
+        throw tuner::db::DbError(message, store_);
+      }
       std::string names;
       for (const std::string& name : image.kernel_names) {
         if (name.empty() || name.find('\n') != std::string::npos) {
@@ -324,7 +333,7 @@ FreezeSummary freeze(const std::filesystem::path& store_path, const std::filesys
     {
       const Connection written = Connection::open(temp.path(), OpenMode::read_write_create);
       written.exec("PRAGMA journal_mode = DELETE; PRAGMA application_id = " +
-                   std::to_string(kApplicationId) +
+                   std::to_string(kFrozenApplicationId) +
                    "; PRAGMA user_version = " + std::to_string(kFrozenSchemaVersion));
       summary = Freezer(source, written, store, options, cubins).write();
       written.exec("VACUUM");
@@ -349,19 +358,20 @@ VerifyReport verify(const std::filesystem::path& path) {
   detail::check_db_path(path, "frozen DB");
   const std::string name = path.string();
   try {
-    Connection connection = Connection::open(path, OpenMode::read_only);
-    const detail::FileKind kind = detail::inspect_file(connection, name);
-    if (!kind.frozen) {
+    // The same checks as TuningDb::open, then: a store is not what verify is for.
+    const detail::CheckedFile file = detail::open_checked(path, true);
+    if (!file.kind.frozen) {
       throw DbInputError(name + " is a tuning store, not a frozen DB: `tuner freeze` makes one");
     }
-    connection = Connection::open(path, OpenMode::read_only_immutable);
     VerifyReport report;
-    report.schema_version = kind.schema_version;
-    report.checksum = detail::check_checksum(connection, name);
+    report.schema_version = file.kind.schema_version;
+    report.checksum = file.checksum;
     report.winners =
-        static_cast<std::size_t>(connection.query_int64("SELECT COUNT(*) FROM winners"));
-    report.cubins = static_cast<std::size_t>(connection.query_int64("SELECT COUNT(*) FROM cubins"));
-    Statement arches = connection.prepare("SELECT DISTINCT budget_arch FROM winners ORDER BY 1");
+        static_cast<std::size_t>(file.connection.query_int64("SELECT COUNT(*) FROM winners"));
+    report.cubins =
+        static_cast<std::size_t>(file.connection.query_int64("SELECT COUNT(*) FROM cubins"));
+    Statement arches =
+        file.connection.prepare("SELECT DISTINCT budget_arch FROM winners ORDER BY 1");
     while (arches.step()) report.budget_arches.push_back(arches.column_text(0));
     return report;
   } catch (const DbError& error) {

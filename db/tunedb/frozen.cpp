@@ -7,6 +7,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "db/tunedb/cubin_elf.hpp"
 #include "db/tunedb/format.hpp"
 #include "db/tunedb/shape.hpp"
 
@@ -15,6 +16,7 @@ namespace tunedb::detail {
 using tuner::db::Connection;
 using tuner::db::DbError;
 using tuner::db::DbInputError;
+using tuner::db::OpenMode;
 using tuner::db::Statement;
 
 const char* const kFrozenSchemaSql = R"sql(
@@ -142,6 +144,19 @@ void hash_table(Fnv1a64& hash, const Connection& connection, const TableSpec& ta
   hash_tag(hash, 'E');
 }
 
+// Every schema object (tables, indexes, views, triggers), so that an added or altered object
+// changes the checksum as well as an edited row.
+void hash_schema(Fnv1a64& hash, const Connection& connection) {
+  hash_u64(hash, static_cast<std::uint64_t>(connection.query_int64("PRAGMA application_id")));
+  hash_u64(hash, static_cast<std::uint64_t>(connection.query_int64("PRAGMA user_version")));
+  Statement rows =
+      connection.prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY type, name");
+  while (rows.step()) {
+    hash_tag(hash, 'S');
+    for (int column = 0; column < 4; ++column) hash_column(hash, rows.get(), column);
+  }
+}
+
 }  // namespace
 
 void Fnv1a64::update(const void* data, std::size_t size) noexcept {
@@ -154,7 +169,8 @@ void Fnv1a64::update(const void* data, std::size_t size) noexcept {
 
 std::string frozen_checksum(const Connection& connection) {
   Fnv1a64 hash;
-  hash_text(hash, "tunedb-frozen-checksum-v1");
+  hash_text(hash, "tunedb-frozen-checksum-v2");
+  hash_schema(hash, connection);
   for (const TableSpec& table : kChecksumTables) hash_table(hash, connection, table);
   char text[32];
   std::snprintf(text, sizeof text, "fnv1a64:%016llx",
@@ -176,7 +192,14 @@ void check_db_path(const std::filesystem::path& path, const std::string& what) {
 }
 
 std::string check_checksum(const Connection& connection, const std::string& path) {
-  std::string stored = metadata_value(connection, "checksum").value_or("(none)");
+  const std::optional<std::string> found = metadata_value(connection, "checksum");
+  if (!found) {
+    throw DbError("frozen tuning DB " + path +
+                      " has no checksum row in its metadata, so its content cannot be trusted; "
+                      "freeze it again from the store or restore a good copy",
+                  path);
+  }
+  const std::string& stored = *found;
   const std::string computed = frozen_checksum(connection);
   if (computed != stored) {
     throw DbError("checksum mismatch in frozen tuning DB " + path + ": metadata says '" + stored +
@@ -186,6 +209,25 @@ std::string check_checksum(const Connection& connection, const std::string& path
                   path);
   }
   return stored;
+}
+
+void check_cubin_arches(const Connection& connection, const std::string& path) {
+  Statement rows = connection.prepare("SELECT family, arch, params_json, bytes FROM cubins");
+  while (rows.step()) {
+    const std::string arch = rows.column_text(1);
+    const std::string problem =
+        cubin_arch_problem(sqlite3_column_blob(rows.get(), 3),
+                           static_cast<std::size_t>(sqlite3_column_bytes(rows.get(), 3)), arch);
+    if (!problem.empty()) {
+      std::string message = "frozen tuning DB " + path;
+      message += ": the cubin of " + rows.column_text(0);
+      message += " " + rows.column_text(2);
+      message += " under arch " + arch;
+      message += " " + problem;
+      message += "; the file was edited or frozen wrongly: freeze it again from the store";
+      throw DbError(message, path);
+    }
+  }
 }
 
 bool has_table(const Connection& connection, std::string_view name) {
@@ -205,14 +247,15 @@ std::optional<std::string> metadata_value(const Connection& connection, std::str
 
 FileKind inspect_file(const Connection& connection, const std::string& path) {
   const std::int64_t application_id = connection.query_int64("PRAGMA application_id");
-  if (application_id != 0 && application_id != kApplicationId) {
+  if (application_id != 0 && application_id != kApplicationId &&
+      application_id != kFrozenApplicationId) {
     throw DbInputError(path + " is not a tuning DB (SQLite application_id " +
                        std::to_string(application_id) +
                        " belongs to another program): pass a tuning store or a frozen DB");
   }
   FileKind kind;
   kind.schema_version = static_cast<int>(connection.query_int64("PRAGMA user_version"));
-  kind.frozen = metadata_value(connection, "frozen") == "1";
+  kind.frozen = application_id == kFrozenApplicationId;
   const int known = kind.frozen ? kFrozenSchemaVersion : kStoreSchemaVersion;
   const char* what = kind.frozen ? "frozen tuning DB" : "tuning store";
   if (kind.schema_version > known) {
@@ -230,7 +273,37 @@ FileKind inspect_file(const Connection& connection, const std::string& path) {
                        ", no winners table): pass a tuning store written by `tuner sweep` or a "
                        "file written by `tuner freeze`");
   }
+  if (!kind.frozen && (has_table(connection, "cubins") || has_table(connection, "metadata"))) {
+    throw DbError(path +
+                      " holds a frozen DB's tables (cubins, metadata) but its header does not "
+                      "mark it frozen (SQLite application_id " +
+                      std::to_string(application_id) +
+                      "), so its checksum cannot be trusted: the file was edited or written by "
+                      "an older tuner; freeze it again from the store",
+                  path);
+  }
   return kind;
+}
+
+CheckedFile open_checked(const std::filesystem::path& path, bool verify) {
+  const std::string name = path.string();
+  CheckedFile file{Connection::open(path, OpenMode::read_only), {}, {}};
+  file.kind = inspect_file(file.connection, name);
+  if (!file.kind.frozen) return file;
+  // Nobody writes a frozen file: immutable skips locking and change detection. The header is
+  // read again through the connection that reads the content.
+  file.connection = Connection::open(path, OpenMode::read_only_immutable);
+  file.kind = inspect_file(file.connection, name);
+  if (!file.kind.frozen) {
+    throw DbError("frozen tuning DB " + name + " changed while it was opened", name);
+  }
+  if (verify) {
+    file.checksum = check_checksum(file.connection, name);
+    check_cubin_arches(file.connection, name);
+  } else {
+    file.checksum = metadata_value(file.connection, "checksum").value_or("");
+  }
+  return file;
 }
 
 bool is_damage(const DbError& error) noexcept {

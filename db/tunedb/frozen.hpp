@@ -31,16 +31,31 @@ class Fnv1a64 {
 std::string frozen_checksum(const tuner::db::Connection& connection);
 
 // Recomputes the checksum of a frozen file and returns it; throws DbError naming both values
-// when it differs from the one stored in metadata.
+// when it differs from the one stored in metadata, or when there is no checksum row.
 std::string check_checksum(const tuner::db::Connection& connection, const std::string& path);
 
-// What kind of tuning file a connection holds. Throws DbInputError for a foreign SQLite file or
-// a schema newer than this code reads.
+// Throws DbError naming the row when a cubin is not a CUDA ELF image for its row's arch.
+void check_cubin_arches(const tuner::db::Connection& connection, const std::string& path);
+
+// What kind of tuning file a connection holds: frozen when its application_id is
+// kFrozenApplicationId. Throws DbInputError for a foreign SQLite file or a schema newer than this
+// code reads, DbError for a file with a frozen file's tables but a store's header.
 struct FileKind {
   bool frozen = false;
   int schema_version = 0;
 };
 FileKind inspect_file(const tuner::db::Connection& connection, const std::string& path);
+
+// A tuning file opened read-only (a frozen one immutable) and checked as every reader checks it:
+// TuningDb::open and verify share this, so they accept and refuse the same files. With `verify`,
+// a frozen file's checksum and every cubin's ELF arch are checked; without it, `checksum` is the
+// stored value and the caller must not hand out cubins.
+struct CheckedFile {
+  tuner::db::Connection connection;
+  FileKind kind;
+  std::string checksum;  // frozen files only
+};
+CheckedFile open_checked(const std::filesystem::path& path, bool verify);
 
 // Throws DbInputError when `path` is missing or a directory; `what` names the file's role
 // ("tuning DB", "tuning store").

@@ -89,7 +89,8 @@ struct OpenOptions {
   // Keep only winners timed on this device; needed when a store holds winners of several devices
   // for the same arch and shape (open refuses to guess).
   std::optional<std::string> device_name;
-  // Recompute a frozen file's checksum at open (a few ms per MB of cubins).
+  // Recompute a frozen file's checksum and check every cubin's ELF arch at open (a few ms per MB
+  // of cubins). Without it, lookups answer no cubin: code is handed out only from checked files.
   bool verify_checksum = true;
 };
 

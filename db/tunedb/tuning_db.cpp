@@ -14,7 +14,6 @@
 namespace tunedb {
 
 using tuner::db::Connection;
-using tuner::db::OpenMode;
 using tuner::db::Statement;
 
 namespace {
@@ -111,8 +110,13 @@ namespace {
 // Reads a file into TuningDb::Data. One instance per open.
 class Loader {
  public:
-  Loader(const Connection& connection, std::string path, bool frozen, const OpenOptions& options)
-      : connection_(connection), path_(std::move(path)), frozen_(frozen), options_(options) {
+  Loader(const Connection& connection, std::string path, bool frozen, bool cubins,
+         const OpenOptions& options)
+      : connection_(connection),
+        path_(std::move(path)),
+        frozen_(frozen),
+        cubins_checked_(cubins),
+        options_(options) {
     data_ = std::make_unique<TuningDb::Data>();
   }
 
@@ -149,7 +153,7 @@ class Loader {
   }
 
   void read_cubins() {
-    if (!detail::has_table(connection_, "cubins")) return;
+    if (!cubins_checked_) return;
     Statement rows = connection_.prepare(
         "SELECT family, arch, params_json, source_hash, kernel_names, bytes FROM cubins");
     while (rows.step()) {
@@ -304,6 +308,7 @@ class Loader {
   const Connection& connection_;
   std::string path_;
   bool frozen_;
+  bool cubins_checked_;
   const OpenOptions& options_;
   std::unique_ptr<TuningDb::Data> data_;
   std::map<std::string_view, const Config*> configs_by_json_;
@@ -396,19 +401,14 @@ TuningDb TuningDb::open(const std::filesystem::path& path, const OpenOptions& op
   detail::check_db_path(path, "tuning DB");
   const std::string name = path.string();
   try {
-    Connection connection = Connection::open(path, OpenMode::read_only);
-    const detail::FileKind kind = detail::inspect_file(connection, name);
-    std::string checksum;
-    if (kind.frozen) {
-      // Nobody writes a frozen file: immutable skips locking and change detection.
-      connection = Connection::open(path, OpenMode::read_only_immutable);
-      checksum = options.verify_checksum
-                     ? detail::check_checksum(connection, name)
-                     : detail::metadata_value(connection, "checksum").value_or("");
-    }
-    std::unique_ptr<Data> data = Loader(connection, name, kind.frozen, options).load();
-    data->info.schema_version = kind.schema_version;
-    data->info.checksum = checksum;
+    const detail::CheckedFile file = detail::open_checked(path, options.verify_checksum);
+    // Cubins are code: they are handed out only from a frozen file whose checksum and ELF arches
+    // were checked.
+    const bool cubins = file.kind.frozen && options.verify_checksum;
+    std::unique_ptr<Data> data =
+        Loader(file.connection, name, file.kind.frozen, cubins, options).load();
+    data->info.schema_version = file.kind.schema_version;
+    data->info.checksum = file.checksum;
     return TuningDb(std::move(data));
   } catch (const DbError& error) {
     if (error.code() == 0) throw;  // already says what is wrong with the file

@@ -5,7 +5,6 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
-#include <sstream>
 
 #include "templates/sparse_mla_decode/layout.h"
 
@@ -92,55 +91,6 @@ HostOutputs cpu_reference(const HostInputs& inputs) {
     }
   }
   return outputs;
-}
-
-Agreement compare(const std::vector<float>& out, const std::vector<float>& lse,
-                  const std::vector<double>& ref_out, const std::vector<double>& ref_lse) {
-  Agreement agreement;
-  double diff_norm = 0.0;
-  double ref_norm = 0.0;
-  for (std::size_t i = 0; i < out.size() && i < ref_out.size(); ++i) {
-    if (!std::isfinite(out[i])) {
-      ++agreement.non_finite;
-      continue;
-    }
-    const double diff = out[i] - ref_out[i];
-    diff_norm += diff * diff;
-    ref_norm += ref_out[i] * ref_out[i];
-  }
-  if (out.size() != ref_out.size() || lse.size() != ref_lse.size()) {
-    agreement.mismatch = "output sizes differ from the reference";
-  }
-  agreement.out_rel_error = ref_norm > 0.0 ? std::sqrt(diff_norm / ref_norm) : std::sqrt(diff_norm);
-  for (std::size_t i = 0; i < lse.size() && i < ref_lse.size(); ++i) {
-    const bool ref_empty = std::isinf(ref_lse[i]) && ref_lse[i] < 0;
-    if (std::isnan(lse[i])) {
-      ++agreement.non_finite;
-      continue;
-    }
-    const bool got_empty = std::isinf(lse[i]) && lse[i] < 0;
-    if (ref_empty != got_empty) {
-      if (agreement.mismatch.empty()) {
-        agreement.mismatch = "lse row " + std::to_string(i) + ": got " + std::to_string(lse[i]) +
-                             ", reference " + std::to_string(ref_lse[i]);
-      }
-      continue;
-    }
-    if (ref_empty) continue;
-    const double error = std::abs(lse[i] - ref_lse[i]) / std::max(std::abs(ref_lse[i]), 1.0);
-    agreement.lse_rel_error = std::max(agreement.lse_rel_error, error);
-  }
-  return agreement;
-}
-
-std::string describe(const Agreement& agreement) {
-  std::ostringstream text;
-  text.precision(3);
-  text << std::scientific << "out rel err " << agreement.out_rel_error << ", lse rel err "
-       << agreement.lse_rel_error;
-  if (agreement.non_finite > 0) text << ", " << agreement.non_finite << " non-finite outputs";
-  if (!agreement.mismatch.empty()) text << ", " << agreement.mismatch;
-  return text.str();
 }
 
 }  // namespace tuner::smla_family

@@ -1,6 +1,8 @@
 #include "kernels/sparse_mla_decode/verify.hpp"
 
+#include <cmath>
 #include <cstring>
+#include <sstream>
 
 #include "templates/sparse_mla_decode/layout.h"
 
@@ -16,6 +18,96 @@ std::vector<float> download_floats(const cuda::DeviceBuffer& buffer, std::size_t
 
 std::size_t rows(const DeviceProblem& problem) {
   return static_cast<std::size_t>(problem.spec.shape.batch) * problem.spec.shape.n_local_heads();
+}
+
+std::string row_name(std::size_t row, int heads_per_batch) {
+  std::string name = "row " + std::to_string(row);
+  if (heads_per_batch > 0) {
+    name += " (batch " + std::to_string(row / static_cast<std::size_t>(heads_per_batch)) +
+            ", head " + std::to_string(row % static_cast<std::size_t>(heads_per_batch)) + ")";
+  }
+  return name;
+}
+
+void note(Agreement& agreement, const std::string& problem) {
+  if (agreement.mismatch.empty()) agreement.mismatch = problem;
+}
+
+// A reference row that is NaN or inf (lse may be -inf: no valid index) was never written: the
+// check would compare against garbage, so it fails instead.
+void check_reference(Agreement& agreement, const std::vector<double>& ref_out,
+                     const std::vector<double>& ref_lse, std::size_t width) {
+  for (std::size_t row = 0; row < ref_lse.size(); ++row) {
+    bool finite = !std::isnan(ref_lse[row]) && ref_lse[row] != HUGE_VAL;
+    for (std::size_t i = row * width; i < (row + 1) * width; ++i) {
+      finite = finite && std::isfinite(ref_out[i]);
+    }
+    if (!finite) {
+      note(agreement, "the reference's " + row_name(row, agreement.heads_per_batch) +
+                          " is not finite (never written?)");
+    }
+  }
+}
+
+// Relative error per row, against a floor of kRowNormFloor x the RMS row norm.
+void compare_out_rows(Agreement& agreement, const std::vector<float>& out,
+                      const std::vector<double>& ref_out, std::size_t rows, std::size_t width) {
+  std::vector<double> diff_norms(rows, 0.0);
+  std::vector<double> ref_norms(rows, 0.0);
+  double sum_ref_squares = 0.0;
+  for (std::size_t row = 0; row < rows; ++row) {
+    long long bad = 0;
+    for (std::size_t i = row * width; i < (row + 1) * width; ++i) {
+      if (!std::isfinite(out[i])) {
+        ++bad;
+        continue;
+      }
+      const double diff = static_cast<double>(out[i]) - ref_out[i];
+      diff_norms[row] += diff * diff;
+      ref_norms[row] += ref_out[i] * ref_out[i];
+    }
+    if (bad > 0) {
+      agreement.non_finite += bad;
+      note(agreement, row_name(row, agreement.heads_per_batch) + " has " + std::to_string(bad) +
+                          " NaN/inf outputs");
+    }
+    sum_ref_squares += ref_norms[row];
+  }
+  const double floor = kRowNormFloor * std::sqrt(sum_ref_squares / static_cast<double>(rows));
+  for (std::size_t row = 0; row < rows; ++row) {
+    const double scale = std::max(std::sqrt(ref_norms[row]), floor);
+    const double error = std::sqrt(diff_norms[row]) / (scale > 0.0 ? scale : 1.0);
+    if (std::isnan(error) || error > agreement.out_rel_error || agreement.worst_out_row < 0) {
+      agreement.out_rel_error = std::isnan(error) ? HUGE_VAL : error;
+      agreement.worst_out_row = static_cast<long long>(row);
+    }
+  }
+}
+
+void compare_lse_rows(Agreement& agreement, const std::vector<float>& lse,
+                      const std::vector<double>& ref_lse) {
+  for (std::size_t row = 0; row < lse.size(); ++row) {
+    const std::string name = row_name(row, agreement.heads_per_batch);
+    if (std::isnan(lse[row]) || lse[row] == HUGE_VALF) {
+      ++agreement.non_finite;
+      note(agreement, name + ": lse is " + std::to_string(lse[row]));
+      continue;
+    }
+    const bool ref_empty = std::isinf(ref_lse[row]) && ref_lse[row] < 0;
+    const bool got_empty = std::isinf(lse[row]) && lse[row] < 0;
+    if (ref_empty != got_empty) {
+      note(agreement, name + ": lse " + std::to_string(lse[row]) + ", reference " +
+                          std::to_string(ref_lse[row]));
+      continue;
+    }
+    if (ref_empty) continue;
+    const double error = std::abs(static_cast<double>(lse[row]) - ref_lse[row]) /
+                         std::max(std::abs(ref_lse[row]), 1.0);
+    if (!(error <= agreement.lse_rel_error) || agreement.worst_lse_row < 0) {
+      agreement.lse_rel_error = std::isnan(error) ? HUGE_VAL : error;
+      agreement.worst_lse_row = static_cast<long long>(row);
+    }
+  }
 }
 
 }  // namespace
@@ -59,7 +151,48 @@ Agreement verify_candidate(const UtilityKernels& utility, const DecodeKernels& k
   const DeviceOutputs got = download_outputs(problem);
   const DeviceOutputs ref = download_reference(problem);
   return compare(got.out, got.lse, std::vector<double>(ref.out.begin(), ref.out.end()),
-                 std::vector<double>(ref.lse.begin(), ref.lse.end()));
+                 std::vector<double>(ref.lse.begin(), ref.lse.end()),
+                 problem.spec.shape.n_local_heads());
+}
+
+Agreement compare(const std::vector<float>& out, const std::vector<float>& lse,
+                  const std::vector<double>& ref_out, const std::vector<double>& ref_lse,
+                  int heads_per_batch) {
+  Agreement agreement;
+  agreement.heads_per_batch = heads_per_batch;
+  if (lse.empty() || out.size() != ref_out.size() || lse.size() != ref_lse.size() ||
+      out.size() % lse.size() != 0) {
+    agreement.mismatch = "output sizes (" + std::to_string(out.size()) + " out, " +
+                         std::to_string(lse.size()) + " lse) do not match the reference's (" +
+                         std::to_string(ref_out.size()) + ", " + std::to_string(ref_lse.size()) +
+                         ") in whole rows";
+    return agreement;
+  }
+  const std::size_t width = out.size() / lse.size();
+  check_reference(agreement, ref_out, ref_lse, width);
+  compare_out_rows(agreement, out, ref_out, lse.size(), width);
+  compare_lse_rows(agreement, lse, ref_lse);
+  return agreement;
+}
+
+std::string describe(const Agreement& agreement) {
+  std::ostringstream text;
+  text.precision(3);
+  text << std::scientific << "out rel err " << agreement.out_rel_error;
+  if (agreement.worst_out_row >= 0) {
+    text << " (worst "
+         << row_name(static_cast<std::size_t>(agreement.worst_out_row), agreement.heads_per_batch)
+         << ")";
+  }
+  text << ", lse rel err " << agreement.lse_rel_error;
+  if (agreement.worst_lse_row >= 0) {
+    text << " (worst "
+         << row_name(static_cast<std::size_t>(agreement.worst_lse_row), agreement.heads_per_batch)
+         << ")";
+  }
+  if (agreement.non_finite > 0) text << ", " << agreement.non_finite << " non-finite outputs";
+  if (!agreement.mismatch.empty()) text << ", " << agreement.mismatch;
+  return text.str();
 }
 
 }  // namespace tuner::smla_family

@@ -1,12 +1,46 @@
 #pragma once
 // Checking one candidate on the GPU: fresh inputs, NaN-poisoned outputs, the fp32 reference, the
-// candidate, and the tolerance check.
+// candidate, and the tolerance check, row by row.
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "kernels/sparse_mla_decode/launch.hpp"
 #include "kernels/sparse_mla_decode/reference.hpp"
 
 namespace tuner::smla_family {
+
+// The agreement of a candidate's output with the reference, judged per (batch, head) row: one
+// wrong row fails the check however many right rows there are.
+struct Agreement {
+  // The worst row's ||out_r - ref_r|| / max(||ref_r||, floor); floor = kRowNormFloor x the RMS of
+  // the reference's row norms, so a tiny row is judged on the scale of the others.
+  double out_rel_error = 0.0;
+  double lse_rel_error = 0.0;  // max over rows of |lse - ref| / max(|ref|, 1); -inf must match
+  long long non_finite = 0;    // NaN / inf in out or lse (unwritten elements stay NaN-poisoned)
+  std::string mismatch;        // the first structural problem (sizes, NaN, -inf), empty if none
+  long long worst_out_row = -1;
+  long long worst_lse_row = -1;
+  int heads_per_batch = 0;  // names rows as (batch, head) when known
+  bool passes(double out_tolerance, double lse_tolerance) const {
+    return non_finite == 0 && mismatch.empty() && out_rel_error < out_tolerance &&
+           lse_rel_error < lse_tolerance;
+  }
+};
+
+inline constexpr double kOutTolerance = 1e-2;
+inline constexpr double kLseTolerance = 1e-3;
+inline constexpr double kRowNormFloor = 1e-2;
+
+// `out` and `lse` are what the candidate wrote (out as floats already converted from bf16): rows
+// = lse.size(), each of out.size() / rows values. A NaN or inf anywhere in out, lse or the
+// reference (a row the reference never wrote) fails. `heads_per_batch` (0: unknown) names rows.
+Agreement compare(const std::vector<float>& out, const std::vector<float>& lse,
+                  const std::vector<double>& ref_out, const std::vector<double>& ref_lse,
+                  int heads_per_batch = 0);
+
+// "out rel err 2.1e-03 (worst row 37: batch 2, head 5), lse rel err ...", plus any problem.
+std::string describe(const Agreement& agreement);
 
 struct DeviceOutputs {
   std::vector<float> out;

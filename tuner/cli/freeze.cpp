@@ -151,8 +151,10 @@ int run_freeze(const Args& args) {
 int run_verify(const Args& args) {
   if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
     std::printf(
-        "usage: tuner verify FILE\n\nRecomputes a frozen tuning DB's checksum and checks its "
-        "schema.\nExit 0 and \"ok\" when intact; 1 and the problem when not a sound frozen file; "
+        "usage: tuner verify FILE\n\nRuns every check a reader runs before it hands anything "
+        "out: the frozen\nheader (application_id), the schema version, the checksum, and each "
+        "cubin's ELF arch\nagainst its row.\nExit 0 and \"ok\" when intact; 1 and the problem when "
+        "not a sound frozen file; "
         "2 when FILE is missing.\n");
     return 0;
   }

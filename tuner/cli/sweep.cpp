@@ -25,9 +25,10 @@ std::string joined(const std::string& program, const Args& args) {
 
 void print_summary(const SweepSummary& summary) {
   std::printf(
-      "\nrun %lld on %s (copy bandwidth %.0f GB/s): %d measurements, %d faults, %d wrong results\n",
+      "\nrun %lld on %s (copy bandwidth %.0f GB/s): %d measurements, %d faults, %d transient "
+      "(retried by the next sweep), %d wrong results\n",
       static_cast<long long>(summary.run_id), summary.device_name.c_str(), summary.copy_gbs,
-      summary.measurements, summary.faults, summary.wrong_results);
+      summary.measurements, summary.faults, summary.transients, summary.wrong_results);
   std::printf(
       "time: %.1f s wall = plan %.1f s (budget compiles) + worker compile/load %.1f s + verify "
       "%.1f s + timing %.1f s + rest\n",

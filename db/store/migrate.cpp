@@ -1,0 +1,40 @@
+// Store schema upgrades, run by Store::open inside the schema transaction.
+#include "db/sqlite/sqlite.hpp"
+#include "db/store/schema.hpp"
+
+namespace tuner::db {
+
+namespace {
+
+// The trials columns of schema version 1, in order.
+constexpr const char* kTrialColumnsV1 =
+    "id, run_id, problem_id, source_hash, stage, budget_arch, measured_arch, device_name, "
+    "params_json, compile_key, fate, reason, est_smem_bytes, est_regs, ptxas_regs, "
+    "ptxas_spill_bytes, blocks_per_sm, occupancy_limiter, compile_ms, cached, median_us, p10_us, "
+    "p90_us, samples, rel_spread, err_out, err_lse, bytes_moved, created_at";
+
+}  // namespace
+
+void begin_migration(const Connection& connection, int from_version) {
+  if (from_version != 1) return;
+  // The old indexes go first: their names would otherwise keep the new ones from being created.
+  connection.exec(
+      "DROP INDEX IF EXISTS trials_resume_key; DROP INDEX IF EXISTS trials_by_run; "
+      "ALTER TABLE trials RENAME TO trials_v1");
+}
+
+void finish_migration(const Connection& connection, int from_version) {
+  if (from_version != 1) return;
+  // Version 1 rows carry no measurement environment: '' never matches a sweep's, so they are
+  // measured again rather than trusted under another NVRTC, driver or protocol.
+  connection.exec(std::string("INSERT INTO trials (") + kTrialColumnsV1 + ", measure_env) SELECT " +
+                  kTrialColumnsV1 + ", '' FROM trials_v1; DROP TABLE trials_v1");
+}
+
+void read_older_schema(const Connection& connection, int version) {
+  if (version != 1) return;
+  // A TEMP view shadows main.trials for unqualified names; the file itself is not touched.
+  connection.exec("CREATE TEMP VIEW trials AS SELECT *, '' AS measure_env FROM main.trials");
+}
+
+}  // namespace tuner::db

@@ -1,0 +1,135 @@
+// `tuner sweep` on a GPU (issue 11): a faulting candidate is isolated in the worker, retried once
+// and recorded as a fault while the sweep finishes; kill -9 of the sweep mid-batch leaves no
+// worker behind, and a resume loses and duplicates nothing. Skipped without a GPU (gpu_main.cpp;
+// TUNER_REQUIRE_GPU=1 makes that a failure).
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "db/sqlite/sqlite.hpp"
+#include "tests/support/run_command.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/wait_process.hpp"
+
+namespace fs = std::filesystem;
+using tuner::db::Connection;
+using tuner::db::OpenMode;
+
+namespace {
+
+std::string sweep_command(const fs::path& dir, const std::string& extra) {
+  return "'" + tuner::test::kTunerBinary + "' sweep --db '" + (dir / "tuning.db").string() +
+         "' --cache-dir '" + (dir / "cache").string() + "' " + extra;
+}
+
+std::int64_t count(const fs::path& db, const std::string& sql) {
+  return Connection::open(db, OpenMode::read_only).query_int64(sql);
+}
+
+// The pids whose parent is `parent` (from /proc/*/stat).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> children;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    const std::string stat((std::istreambuf_iterator<char>(in)), {});
+    const std::size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    int ppid = 0;
+    char state = 0;
+    if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == parent) {
+      children.push_back(static_cast<pid_t>(std::stoi(name)));
+    }
+  }
+  return children;
+}
+
+using tuner::test::wait_for_end;
+
+std::int64_t integrity_problems(const fs::path& db) {
+  return count(db, "SELECT COUNT(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'");
+}
+
+// Plan survivors of the last plan run that batch `batch` has no measured trial for.
+std::int64_t lost(const fs::path& db, int batch) {
+  return count(db,
+               "SELECT COUNT(DISTINCT params_json) FROM trials WHERE stage = 'plan' AND "
+               "fate = 'survivor' AND params_json NOT IN (SELECT t.params_json FROM trials t "
+               "JOIN problems p ON p.id = t.problem_id WHERE t.stage = 'measure' AND "
+               "t.fate <> 'transient' AND p.batch = " +
+                   std::to_string(batch) + ")");
+}
+
+constexpr const char* kMeasured =
+    "SELECT COUNT(*) FROM trials WHERE stage = 'measure' AND fate <> 'transient'";
+
+}  // namespace
+
+TEST_CASE("a faulting candidate is retried, recorded as a fault, and the sweep finishes") {
+  const tuner::test::TempDir dir;
+  const tuner::test::CommandResult sweep =
+      tuner::test::run_with_stderr(sweep_command(dir.path(), "--batches 1 --test-fault-candidate"));
+  INFO(sweep.output);
+  REQUIRE(sweep.exit_code == 0);
+  const fs::path db = dir / "tuning.db";
+  CHECK(count(db,
+              "SELECT COUNT(*) FROM trials WHERE fate = 'fault' AND params_json LIKE "
+              "'%test_fault%' AND reason LIKE 'reproduced on retry: %'") == 1);
+  CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE fate = 'measured'") > 1);
+  CHECK(count(db, "SELECT COUNT(*) FROM winners WHERE batch = 1") == 1);
+  CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'retime' AND fate = 'measured'") >= 1);
+  CHECK(integrity_problems(db) == 0);
+}
+
+TEST_CASE("kill -9 mid-sweep: no orphaned worker; the resume loses and duplicates nothing") {
+  REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);  // orphans come to us: we see how they end
+  const tuner::test::TempDir dir;
+  const fs::path db = dir / "tuning.db";
+  const std::string command = sweep_command(dir.path(), "--batches 1,4");
+  const pid_t sweep = ::fork();
+  REQUIRE(sweep >= 0);
+  if (sweep == 0) {
+    ::execl("/bin/sh", "sh", "-c", ("exec " + command + " >/dev/null 2>&1").c_str(), nullptr);
+    ::_exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (std::chrono::steady_clock::now() < deadline &&
+         !(fs::exists(db) && count(db, kMeasured) >= 3)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  const std::vector<pid_t> workers = children_of(sweep);
+  REQUIRE(::kill(sweep, SIGKILL) == 0);
+  REQUIRE(wait_for_end(sweep, 10).has_value());
+  CHECK_FALSE(workers.empty());
+  for (const pid_t worker : workers) {
+    const std::optional<int> status = wait_for_end(worker, 10);
+    CHECK(status.has_value());  // it died with its parent instead of timing on
+  }
+  const std::int64_t before = count(db, kMeasured);
+  CHECK(before >= 3);
+  const tuner::test::CommandResult resumed = tuner::test::run_with_stderr(command);
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(integrity_problems(db) == 0);
+  // Per batch: every candidate measured exactly once across both runs.
+  CHECK(count(db,
+              "SELECT COUNT(*) FROM (SELECT problem_id, params_json, COUNT(*) AS n FROM trials "
+              "WHERE stage = 'measure' AND fate <> 'transient' GROUP BY 1, 2 HAVING n > 1)") == 0);
+  CHECK(lost(db, 1) == 0);
+  CHECK(lost(db, 4) == 0);
+  CHECK(count(db, "SELECT COUNT(*) FROM winners") == 2);
+  CHECK(count(db, kMeasured) > before);
+}
