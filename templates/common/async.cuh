@@ -64,16 +64,6 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// D = A(16x32 e4m3, row) * B(32x8 e4m3, col) + D, fp32 accumulate.
-__device__ __forceinline__ void mma_e4m3_16832(float (&acc)[4], const unsigned (&a)[4], unsigned b0,
-                                               unsigned b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 // Four floats -> four e4m3 bytes (v0 in the lowest byte), round to nearest, saturating.
 __device__ __forceinline__ unsigned pack_e4m3x4(float v0, float v1, float v2, float v3) {
   unsigned packed;

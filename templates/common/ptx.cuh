@@ -64,6 +64,17 @@ __device__ __forceinline__ void mma_f16_16816(float (&acc)[4], const unsigned (&
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// D = A(16x32 e4m3, row) * B(32x8 e4m3, col) + D, fp32 accumulate. Native on sm_89 and
+// sm_120; ptxas emulates it on sm_90 (unpack to f16 + two HMMA).
+__device__ __forceinline__ void mma_e4m3_16832(float (&acc)[4], const unsigned (&a)[4], unsigned b0,
+                                               unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
 // Two floats -> packed f16x2 (lo in the low half), round to nearest even.
 __device__ __forceinline__ unsigned pack_f16x2(float lo, float hi) {
   unsigned packed;

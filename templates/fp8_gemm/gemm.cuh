@@ -10,16 +10,6 @@
 
 namespace fp8gemm_device {
 
-// D = A(16x32 e4m3, row) * B(32x8 e4m3, col) + D, fp32 accumulate.
-__device__ __forceinline__ void mma_e4m3_16832(float (&acc)[4], const unsigned (&a)[4], unsigned b0,
-                                               unsigned b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 // Split blockIdx.z owns the K groups [first_group, first_group + group_count).
 __device__ __forceinline__ int first_group(const fp8gemm::GemmParams& p, int groups) {
   return static_cast<int>(blockIdx.z) * ((groups + p.split_k - 1) / p.split_k);
@@ -89,7 +79,7 @@ __device__ __forceinline__ void mma_step(float (&part)[MI][NI][4], const unsigne
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
-    for (int ni = 0; ni < NI; ++ni) mma_e4m3_16832(part[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
+    for (int ni = 0; ni < NI; ++ni) ptx::mma_e4m3_16832(part[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
   }
 }
 
