@@ -6,7 +6,7 @@
 namespace tuner {
 
 struct EmbeddedFile {
-  std::string_view path;  // relative to templates/, e.g. "sparse_mla_decode/split.cuh"
+  std::string_view path;  // relative to templates/, e.g. "<family>/kernel.cuh"
   std::string_view text;
 };
 

@@ -10,15 +10,15 @@
 namespace tuner {
 
 struct SourceFile {
-  std::string name;  // include name, e.g. "sparse_mla_decode/layout.h"
+  std::string name;  // include name, e.g. "<family>/layout.h"
   std::string text;
 };
 
 struct CompileRequest {
-  std::string source_name;  // e.g. "sparse_mla_decode/split.cuh"
+  std::string source_name;  // e.g. "<family>/program.cu"
   std::string source_text;
   std::vector<SourceFile> headers;  // every header the source may #include, by include name
-  std::vector<std::string> name_expressions;  // e.g. "sparse_mla_decode_split<16,16,4,2,0>"
+  std::vector<std::string> name_expressions;  // template instantiations, e.g. "kernel<16, 4>"
   int arch_sm = 120;                          // 90 -> --gpu-architecture=sm_90 (a cubin, not PTX)
   std::vector<std::string> extra_options;     // added after the defaults
   std::string context;                        // for error messages: config, arch

@@ -30,8 +30,7 @@ struct SeriesKey {
   auto operator<=>(const SeriesKey&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
-// "sparse_mla_decode kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048; pruned for
-// sm_120, timed on NVIDIA H200"
+// "<family> <canonical shape>; pruned for sm_120, timed on NVIDIA H200"
 std::string describe(const SeriesKey& key);
 // A file-name-safe name of the series, the same one scripts/plot_report.py gives its PNGs.
 std::string series_slug(const SeriesKey& key);

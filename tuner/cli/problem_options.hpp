@@ -1,6 +1,6 @@
 #pragma once
 // Options every command that names a problem shares: --family, then one option per shape dimension
-// of that family (Family::dims: --heads --tp ... for sparse_mla_decode, --n --k for fp8_gemm),
+// of that family (Family::dims: one --<dim> option per shape dimension),
 // parsed into the family's canonical Shape. Values are read as text; the family validates them and
 // names the option in its message.
 #include <boost/program_options.hpp>
