@@ -86,11 +86,6 @@ struct SmemLayout {
 // their 512 e4m3 residuals (q = scale * (hi + lo)), then the 64 bf16 rope values.
 constexpr unsigned kPipelinedQResidualOffset = 512;
 constexpr unsigned kPipelinedQRopeOffset = 1024;
-SMLA_HD constexpr unsigned pipelined_q_row_stride(int kv_format, int mma_path) {
-  (void)kv_format;
-  (void)mma_path;
-  return kBf16RowStride;
-}
 
 SMLA_HD constexpr SmemLayout pipelined_layout(int block_t, int block_h, int num_warps,
                                               int num_stages, int kv_format, int mma_path,
@@ -99,7 +94,7 @@ SMLA_HD constexpr SmemLayout pipelined_layout(int block_t, int block_h, int num_
   const bool fp8 = kv_format == kFp8DsMla;
   unsigned offset = 0;
   layout.q_offset = offset;
-  layout.q_row_stride = pipelined_q_row_stride(kv_format, mma_path);
+  layout.q_row_stride = kBf16RowStride;
   offset = align_up(offset + unsigned(block_h) * layout.q_row_stride, 128);
   layout.q_scale_offset = offset;
   offset = align_up(offset + (mma_path == kMmaFp8 ? unsigned(block_h) * kNumGroups * 4u : 0u), 128);
