@@ -174,4 +174,14 @@ Occupancy compute_occupancy(const Arch& arch, const BlockResources& block) {
   return occupancy;
 }
 
+int registers_for_blocks(const Arch& arch, int threads_per_block, int blocks_per_sm) {
+  const int warps = static_cast<int>(round_up(threads_per_block, arch.warp_size) / arch.warp_size);
+  for (int registers = arch.max_regs_per_thread; registers > 0; --registers) {
+    const int per_warp = clamp_to_int(
+        round_up(static_cast<long long>(registers) * arch.warp_size, arch.reg_alloc_unit_per_warp));
+    if (blocks_by_registers(arch, per_warp, warps) >= blocks_per_sm) return registers;
+  }
+  return 0;
+}
+
 }  // namespace tuner

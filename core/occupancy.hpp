@@ -52,4 +52,9 @@ struct Occupancy {
 // Throws std::invalid_argument when threads_per_block < 1 or a count is negative.
 Occupancy compute_occupancy(const Arch& arch, const BlockResources& block);
 
+// The most registers per thread with which `blocks_per_sm` blocks of `threads_per_block` stay
+// resident by the register limit (what __launch_bounds__(threads, blocks) asks of ptxas); 0 when
+// not even a 1-register thread allows that many.
+int registers_for_blocks(const Arch& arch, int threads_per_block, int blocks_per_sm);
+
 }  // namespace tuner

@@ -13,6 +13,7 @@ using tuner::Arch;
 using tuner::BlockResources;
 using tuner::Occupancy;
 using tuner::OccupancyLimiter;
+using tuner::registers_for_blocks;
 
 // Figures used below. sm_90: 64 warps, 32 blocks, 65536 regs (16384 per sub-partition),
 // 233472 B smem per SM, 232448 B opt-in. sm_120: 48 warps, 24 blocks, 65536 regs,
@@ -371,4 +372,28 @@ TEST_CASE("OccupancyLimiter to_string") {
   CHECK(tuner::to_string(OccupancyLimiter::blocks) == "blocks");
   CHECK(tuner::to_string(OccupancyLimiter::registers) == "registers");
   CHECK(tuner::to_string(OccupancyLimiter::shared_memory) == "shared_memory");
+}
+
+TEST_CASE("occupancy: registers a launch bound leaves (registers_for_blocks)") {
+  const Arch sm90 = tuner::arch_by_name("sm_90");
+  // By hand: 4 sub-partitions of 16384 registers, 256-register units per warp, whole warps per
+  // sub-partition. 4 warps x 1 block: 1 warp per sub-partition -> the 255 per-thread cap.
+  CHECK(registers_for_blocks(sm90, 128, 1) == 255);
+  // 5 warps x 3 blocks = 15 warps -> 4 per sub-partition -> 4096 per warp -> 128 per thread.
+  CHECK(registers_for_blocks(sm90, 160, 3) == 128);
+  // 32 warps x 3 blocks = 96 warps -> 24 per sub-partition -> 682 -> 512 per warp -> 16.
+  CHECK(registers_for_blocks(sm90, 1024, 3) == 16);
+  // 32 warps x 9 blocks = 288 warps: even 8 registers per thread hold only 256.
+  CHECK(registers_for_blocks(sm90, 1024, 9) == 0);
+  // The answer gives at least that many blocks, and one more register would not.
+  for (int threads : {96, 160, 192, 320}) {
+    for (int blocks : {1, 2, 3}) {
+      const int registers = registers_for_blocks(sm90, threads, blocks);
+      REQUIRE(registers > 0);
+      CHECK(tuner::compute_occupancy(sm90, {threads, registers, 0}).by_registers >= blocks);
+      if (registers < sm90.max_regs_per_thread) {
+        CHECK(tuner::compute_occupancy(sm90, {threads, registers + 1, 0}).by_registers < blocks);
+      }
+    }
+  }
 }

@@ -8,8 +8,10 @@
 #include <memory>
 #include <set>
 
+#include "core/arch.hpp"
 #include "core/error.hpp"
 #include "core/nvrtc.hpp"
+#include "core/occupancy.hpp"
 #include "core/parallel.hpp"
 #include "kernels/sparse_mla_decode/geometry.hpp"
 #include "kernels/sparse_mla_decode/reference.hpp"
@@ -56,11 +58,12 @@ TEST_CASE("bad shapes are refused with a message naming the field") {
 
 TEST_CASE("the space is the full cross product and the default is the seeds' baseline") {
   const auto configs = cross_product(parameter_space());
-  // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 3 x TARGET_CTAS 4.
-  CHECK(configs.size() == 3 * 3 * 3 * 6 * 3 * 3 * 4);
+  // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 3 x kv_unpack 3 x
+  // ctas_per_sm 3 x TARGET_CTAS 4.
+  CHECK(configs.size() == 3 * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 4);
   std::set<std::string> compile_keys;
   for (const Config& config : configs) compile_keys.insert(compile_key(config, parameter_space()));
-  CHECK(compile_keys.size() == 3 * 3 * 3 * 6 * 3 * 3);  // TARGET_CTAS shares one compile
+  CHECK(compile_keys.size() == 3 * 3 * 3 * 6 * 3 * 3 * 3 * 3);  // TARGET_CTAS shares one compile
   const KernelConfig baseline = default_config();
   CHECK(baseline == KernelConfig{.block_t = 16,
                                  .block_h = 16,
@@ -71,9 +74,10 @@ TEST_CASE("the space is the full cross product and the default is the seeds' bas
                                  .target_ctas = 512});
   CHECK(from_config(config_from_json(to_json(to_config(baseline)))) == baseline);
   CHECK(to_json(to_config(baseline)) ==
-        R"({"block_h":16,"block_t":16,"mma_path":0,"num_stages":2,"num_warps":4,"producers":0,)"
+        R"({"block_h":16,"block_t":16,"ctas_per_sm":1,"kv_unpack":0,"mma_path":0,"num_stages":2,)"
+        R"("num_warps":4,"producers":0,)"
         R"("target_ctas":512})");
-  // Rows stored before mma_path/producers existed read as the kernel they measured.
+  // Rows stored before mma_path/producers/kv_unpack existed read as the kernel they measured.
   CHECK(from_config(config_from_json(
             R"({"block_h":16,"block_t":16,"num_stages":2,"num_warps":4,"target_ctas":512})")) ==
         baseline);
@@ -122,6 +126,21 @@ TEST_CASE("structural rules of the mma paths name what the kernel cannot do") {
   config = pipelined;
   config.producers = 1;
   CHECK(measured_trim(config).rfind("measured to lose: one producer warp", 0) == 0);
+  // kv_unpack and ctas_per_sm: structure allows them (fp8 mma_path 1; pipelined paths), the sweep
+  // leaves them out as measured.
+  config = pipelined;
+  config.kv_unpack = 1;
+  CHECK(shape_mismatch(config, fp8).empty());
+  CHECK(measured_trim(config).rfind("measured to lose: the bitwise e4m3 unpack", 0) == 0);
+  CHECK(shape_mismatch(config, bf16).find("fp8_ds_mla cache on mma_path 1") != std::string::npos);
+  config.mma_path = 2;
+  CHECK(shape_mismatch(config, fp8).find("kv_unpack 1") == 0);
+  config = pipelined;
+  config.ctas_per_sm = 3;
+  CHECK(shape_mismatch(config, fp8).empty());
+  CHECK(measured_trim(config).rfind("measured to lose: launch bounds of 2-3 CTAs", 0) == 0);
+  CHECK(shape_mismatch(KernelConfig{.ctas_per_sm = 2}, fp8) ==
+        "the seeds' kernel (mma_path 0) keeps its launch bound of 1");
   // e4m3 MMA is planned where it is native.
   config = pipelined;
   config.mma_path = 2;
@@ -372,6 +391,9 @@ SpaceCompile compile_every_config(int arch_sm) {
       const KernelConfig typed = from_config(config);
       if (typed.target_ctas != 512 || !shape_mismatch(typed, widest).empty()) continue;
       if (typed.mma_path != 0 && typed.block_h != 16) continue;
+      // ctas_per_sm only changes the launch bound (the ptxas register cap): its compiles are
+      // the test below, not 2 x 1260 more here (CI time).
+      if (typed.ctas_per_sm != 1) continue;
       keys.emplace_back(typed, kv);
     }
   }
@@ -407,8 +429,37 @@ TEST_CASE("every config of the space compiles for sm_120 and sm_90") {
     // Counted by hand from the rules (the sweep's measured trims do not apply here). The seeds'
     // path: 2 formats x BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 (no producer warps).
     // Pipelined, BLOCK_H 16: BLOCK_T 3 x warps {4, 8} x stages {2,3,4,6,8} x producers 3, for
-    // both formats on mma_path 1 and BLOCK_T {32, 64} for fp8 on mma_path 2.
-    CHECK(summary.compiled == 2 * 3 * 3 * 3 * 6 + 2 * 3 * 2 * 5 * 3 + 2 * 2 * 5 * 3);
+    // both formats on mma_path 1 and BLOCK_T {32, 64} for fp8 on mma_path 2; the bitwise unpacks
+    // (kv_unpack 1, 2) on fp8 mma_path 1. ctas_per_sm 1 only (see compile_every_config).
+    CHECK(summary.compiled ==
+          2 * 3 * 3 * 3 * 6 + 2 * 3 * 2 * 5 * 3 + 2 * 2 * 5 * 3 + 2 * 3 * 2 * 5 * 3);
+  }
+}
+
+TEST_CASE("ctas_per_sm: ptxas keeps registers to what the launch bound's CTAs allow") {
+  // Registers for N resident CTAs, by hand from the sm_90 register file (4 sub-partitions of
+  // 16384, 256-register units per warp; a sub-partition holds whole warps): 6 warps x 2 CTAs
+  // = 12 warps -> 3 per sub-partition -> 5376 per warp -> 168; 10 warps x 2 -> 5 per
+  // sub-partition -> 3072 -> 96; 5 warps x 3 -> 4 -> 4096 -> 128.
+  struct Case {
+    KernelConfig config;
+    int max_registers;
+  };
+  const std::vector<Case> cases = {
+      {{.block_t = 64, .num_warps = 4, .mma_path = 1, .producers = 2, .ctas_per_sm = 2}, 168},
+      {{.block_t = 64, .num_warps = 8, .mma_path = 1, .producers = 2, .ctas_per_sm = 2}, 96},
+      {{.block_t = 32, .num_warps = 4, .mma_path = 1, .producers = 1, .ctas_per_sm = 3}, 128},
+  };
+  for (const Case& c : cases) {
+    const CompileResult result = compile(split_program(c.config, KvFormat::fp8_ds_mla, 90));
+    const PtxasReport& report =
+        result.ptxas.at(result.lowered_names.at(split_kernel_name(c.config, KvFormat::fp8_ds_mla)));
+    MESSAGE(describe(to_config(c.config)) << ": " << report.registers << " registers, "
+                                          << report.spill_bytes() << " spill bytes");
+    CHECK(report.registers <= c.max_registers);
+    CHECK(registers_for_blocks(arch_by_name("sm_90"),
+                               (c.config.num_warps + c.config.producers) * 32,
+                               c.config.ctas_per_sm) == c.max_registers);
   }
 }
 

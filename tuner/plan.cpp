@@ -1,5 +1,6 @@
 #include "tuner/plan.hpp"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -96,6 +97,13 @@ PlanRow judge_statically(const Config& config, const PlanRequest& request) {
     }
   }
   row.budget = request.family->budget(config, request.shape);
+  if (row.budget->min_blocks_per_sm > 0) {
+    // ptxas holds registers to what the launch bound's blocks allow (it spills if it must).
+    row.budget->registers_per_thread =
+        std::min(row.budget->registers_per_thread,
+                 registers_for_blocks(request.arch, row.budget->threads_per_block,
+                                      row.budget->min_blocks_per_sm));
+  }
   Occupancy occupancy;
   row.reason = budget_prune_reason(*row.budget, request.arch, &occupancy);
   row.budget_occupancy = occupancy;
@@ -175,6 +183,20 @@ int PlanResult::count(Fate fate) const {
   return total;
 }
 
+namespace {
+// A launch bound that promises more resident blocks than the other resources allow only costs
+// registers: the config is pruned with the limit that breaks the promise.
+std::string launch_bound_reason(const StaticBudget& budget, const Occupancy& occupancy,
+                                const Arch& arch) {
+  if (budget.min_blocks_per_sm <= 0 || occupancy.blocks_per_sm >= budget.min_blocks_per_sm) {
+    return {};
+  }
+  return "launch bound asks for " + std::to_string(budget.min_blocks_per_sm) + " blocks per SM; " +
+         to_string(occupancy.limiter) + " allow " + std::to_string(occupancy.blocks_per_sm) +
+         " on " + arch.name;
+}
+}  // namespace
+
 std::string budget_prune_reason(const StaticBudget& budget, const Arch& arch,
                                 Occupancy* occupancy) {
   *occupancy =
@@ -196,7 +218,7 @@ std::string budget_prune_reason(const StaticBudget& budget, const Arch& arch,
     return "0 resident blocks per SM: " + to_string(occupancy->limiter) + " (" +
            occupancy->launch_failure + ")";
   }
-  return {};
+  return launch_bound_reason(budget, *occupancy, arch);
 }
 
 std::string after_compile_prune_reason(const CompiledFigures& figures, const StaticBudget& budget,
@@ -223,7 +245,7 @@ std::string after_compile_prune_reason(const CompiledFigures& figures, const Sta
     return "0 resident blocks per SM after compile: " + to_string(figures.occupancy.limiter) +
            " (" + figures.occupancy.launch_failure + ")";
   }
-  return {};
+  return launch_bound_reason(budget, figures.occupancy, arch);
 }
 
 PlanResult plan(const PlanRequest& request, const CubinCache& cache) {

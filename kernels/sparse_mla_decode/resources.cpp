@@ -14,6 +14,7 @@ StaticBudget static_budget(const KernelConfig& config, KvFormat kv_format) {
       smla::estimated_registers(config.block_t, config.block_h, config.num_warps, config.num_stages,
                                 format, config.mma_path),
       (config.num_warps + config.producers) * 32,
+      config.ctas_per_sm,
   };
 }
 

@@ -12,6 +12,8 @@ const std::vector<Parameter>& parameter_space() {
       {"num_stages", {1, 2, 3, 4, 6, 8}, false},
       {"mma_path", {0, 1, 2}, false},
       {"producers", {0, 1, 2}, false},
+      {"kv_unpack", {0, 1, 2}, false},
+      {"ctas_per_sm", {1, 2, 3}, false},
       {"target_ctas", {128, 256, 512, 1024}, true},
   };
   return space;
@@ -35,6 +37,8 @@ KernelConfig from_config(const Config& config) {
                       config.at("num_stages"),
                       value_or(config, "mma_path", 0),
                       value_or(config, "producers", 0),
+                      value_or(config, "kv_unpack", 0),
+                      value_or(config, "ctas_per_sm", 1),
                       config.at("target_ctas")};
 }
 
@@ -45,6 +49,8 @@ Config to_config(const KernelConfig& config) {
                  {"num_stages", config.num_stages},
                  {"mma_path", config.mma_path},
                  {"producers", config.producers},
+                 {"kv_unpack", config.kv_unpack},
+                 {"ctas_per_sm", config.ctas_per_sm},
                  {"target_ctas", config.target_ctas}}};
 }
 
@@ -53,7 +59,8 @@ std::string split_kernel_name(const KernelConfig& config, KvFormat kv_format) {
     return "sparse_mla_decode_split_pipelined<" + std::to_string(config.block_t) + ", " +
            std::to_string(config.block_h) + ", " + std::to_string(config.num_warps) + ", " +
            std::to_string(config.num_stages) + ", " + std::to_string(static_cast<int>(kv_format)) +
-           ", " + std::to_string(config.mma_path) + ", " + std::to_string(config.producers) + ">";
+           ", " + std::to_string(config.mma_path) + ", " + std::to_string(config.producers) + ", " +
+           std::to_string(config.kv_unpack) + ", " + std::to_string(config.ctas_per_sm) + ">";
   }
   return "sparse_mla_decode_split<" + std::to_string(config.block_t) + ", " +
          std::to_string(config.block_h) + ", " + std::to_string(config.num_warps) + ", " +
@@ -74,8 +81,13 @@ bool is_seeds_default(const KernelConfig& config) {
 // What the kernels cannot do.
 std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
   const std::string path = "mma_path " + std::to_string(config.mma_path);
+  if (config.kv_unpack != 0 && (config.mma_path != 1 || kv_format != KvFormat::fp8_ds_mla)) {
+    return "kv_unpack " + std::to_string(config.kv_unpack) +
+           " (bitwise e4m3 unpack) makes f16 fragments of the fp8_ds_mla cache on mma_path 1";
+  }
   if (config.mma_path == 0) {
     if (config.producers > 0) return "producer warps need a pipelined path (mma_path 1 or 2)";
+    if (config.ctas_per_sm > 1) return "the seeds' kernel (mma_path 0) keeps its launch bound of 1";
     return {};
   }
   if (config.mma_path == 2 && kv_format == KvFormat::bf16) {
@@ -113,6 +125,14 @@ std::string arch_mismatch(const KernelConfig& config, int arch_sm) {
 }
 
 std::string measured_trim(const KernelConfig& config) {
+  if (config.kv_unpack != 0) {
+    return "measured to lose: the bitwise e4m3 unpack trailed cvt by 1-26 % at batch 1-128 "
+           "(the integer pipe is the busier one on sm_90)";
+  }
+  if (config.ctas_per_sm != 1) {
+    return "measured to lose: launch bounds of 2-3 CTAs per SM (8 warps at 96 registers, "
+           "4 + 1 warps at 128) trailed the 1-CTA bound's winners at batch 1-128";
+  }
   if (config.mma_path == 0) {
     if (is_seeds_default(config) || (config.num_warps == 8 && config.num_stages <= 2)) return {};
     return "measured to lose: mma_path 0 is swept at 8 warps x 1-2 stages (all its winners) "

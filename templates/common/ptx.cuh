@@ -95,6 +95,18 @@ __device__ __forceinline__ void e4m3x4_to_f16x4(unsigned four_bytes, unsigned& o
       : "r"(four_bytes));
 }
 
+// Four e4m3 bytes -> four f16 scaled by 2^-8 (exact), by shifts and masks on the integer pipe
+// instead of the conversion unit (F2FP, which sm_90 runs at a low rate): e4m3's 4-bit exponent and
+// 3-bit mantissa land in f16's exponent and mantissa fields as they are, so every value comes out
+// divided by 2^(15-7) = 256, subnormals included; callers fold the 256 into a scale they apply in
+// fp32 anyway. Pairs differ from e4m3x4_to_f16x4: out02 = (byte 0, byte 2), out13 = (1, 3).
+// NaN bytes (0x7f, 0xff) become finite; KV caches hold none.
+__device__ __forceinline__ void e4m3x4_to_f16x4_bits(unsigned four_bytes, unsigned& out02,
+                                                     unsigned& out13) {
+  out02 = ((four_bytes & 0x007f007fu) << 7) | ((four_bytes & 0x00800080u) << 8);
+  out13 = ((four_bytes & 0x7f007f00u) >> 1) | (four_bytes & 0x80008000u);
+}
+
 // Two floats -> packed bf16x2 (lo in the low half), round to nearest even.
 __device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi) {
   unsigned packed;

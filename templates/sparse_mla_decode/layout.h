@@ -25,6 +25,16 @@ enum KvFormat : int { kFp8DsMla = 0, kBf16 = 1 };
 //               folded in. fp8_ds_mla caches only.
 enum MmaPath : int { kMmaSmemF16 = 0, kMmaRegF16 = 1, kMmaFp8 = 2 };
 
+// How kMmaRegF16 turns fp8 KV fragments into f16 (the `kv_unpack` dimension; fp8_ds_mla only):
+//  kUnpackCvt:   cvt.rn.f16x2.e4m3x2 (F2FP in SASS) for K and V; sm_90 runs F2FP at a low rate.
+//  kUnpackBits:  shifts and masks on the integer pipe for K and V (ptx::e4m3x4_to_f16x4_bits:
+//                values come out / 256, the 256 is applied in fp32 with the group scales).
+//  kUnpackBitsV: V by bits, K by cvt, so the two pipes share the work.
+enum KvUnpack : int { kUnpackCvt = 0, kUnpackBits = 1, kUnpackBitsV = 2 };
+SMLA_HD constexpr bool unpack_k_bits(int unpack) { return unpack == kUnpackBits; }
+SMLA_HD constexpr bool unpack_v_bits(int unpack) { return unpack != kUnpackCvt; }
+constexpr float kBitsUnpackScale = 256.f;  // 2^(f16 exponent bias 15 - e4m3 bias 7)
+
 constexpr int kHeadDim = 576;    // 512 latent + 64 rope
 constexpr int kLatentDim = 512;  // V = the first 512 dims of the K row
 constexpr int kRopeDim = 64;

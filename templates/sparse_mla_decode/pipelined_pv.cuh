@@ -33,8 +33,22 @@ __device__ __forceinline__ unsigned odd_dims(unsigned first, unsigned second) {
   return ptx::byte_perm(first, second, 0x7531u);
 }
 
+// The B fragments (tokens 2c, 2c+1 | 2c+8, 2c+9) of one dim from an ldmatrix.trans pair: the cvt
+// unpack pairs bytes (0,1) (2,3), so the token order is (2c, 2c+1, 2c+8, 2c+9); the bitwise unpack
+// pairs (0,2) (1,3), so the same permute instruction orders them (2c, 2c+8, 2c+1, 2c+9). The
+// bitwise values are / 256 (smla::kUnpackBits).
+template <bool V_BITS, bool ODD>
+__device__ __forceinline__ void v_fragment(unsigned first, unsigned second, unsigned& b0,
+                                           unsigned& b1) {
+  if (V_BITS) {
+    ptx::e4m3x4_to_f16x4_bits(ptx::byte_perm(first, second, ODD ? 0x7351u : 0x6240u), b0, b1);
+  } else {
+    ptx::e4m3x4_to_f16x4(ODD ? odd_dims(first, second) : even_dims(first, second), b0, b1);
+  }
+}
+
 // acc[n] += P . V over one 16-token block (f16 or bf16 MMA).
-template <int KV_FORMAT, int NUM_WARPS, int N_TILES>
+template <int KV_FORMAT, int NUM_WARPS, int N_TILES, bool V_BITS>
 __device__ __forceinline__ void pv_block_16bit(float (&acc)[N_TILES][4], const unsigned (&a)[4],
                                                const unsigned char* block_rows, int row_stride,
                                                int first_dim) {
@@ -52,9 +66,9 @@ __device__ __forceinline__ void pv_block_16bit(float (&acc)[N_TILES][4], const u
       for (int half = 0; half < 2; ++half) {
         unsigned b0;
         unsigned b1;
-        ptx::e4m3x4_to_f16x4(even_dims(r[half * 2], r[half * 2 + 1]), b0, b1);
+        v_fragment<V_BITS, false>(r[half * 2], r[half * 2 + 1], b0, b1);
         ptx::mma_f16_16816(acc[n + half * 2], a, b0, b1);
-        ptx::e4m3x4_to_f16x4(odd_dims(r[half * 2], r[half * 2 + 1]), b0, b1);
+        v_fragment<V_BITS, true>(r[half * 2], r[half * 2 + 1], b0, b1);
         ptx::mma_f16_16816(acc[n + half * 2 + 1], a, b0, b1);
       }
     }

@@ -3,7 +3,9 @@
 // they arrived in the ring; tensor-core fragments are made in registers:
 //  - fp8 KV, f16 path: ldmatrix hands each lane 4 consecutive e4m3 bytes of one token, which two
 //    cvts turn into the B fragment of an m16n8k16 MMA if the k order inside each 16-dim chunk is
-//    (0,1,4,5,8,9,12,13, 2,3,6,7,10,11,14,15); q is stored in that order once per CTA.
+//    (0,1,4,5,8,9,12,13, 2,3,6,7,10,11,14,15); q is stored in that order once per CTA. The bitwise
+//    unpack (kUnpackBits) pairs bytes (0,2) and (1,3) instead, so its q order is the even dims
+//    then the odd dims (0,2,4,...,14, 1,3,...,15).
 //  - fp8 KV, fp8 path: the same ldmatrix bytes are exactly the e4m3 m16n8k32 B fragment; q is
 //    quantized to e4m3 per (head, 128-group) with an fp32 scale, as a value plus its e4m3 residual
 //    (one e4m3 term alone moves the output by ~1.7 %: BENCHMARKS.md), two MMAs per k-step.
@@ -27,8 +29,8 @@ __device__ __forceinline__ const uint4* q_source(const smla::SplitParams& p, int
 }
 
 // q rows as 16-bit values: bf16 caches keep bf16; fp8 caches get f16 latent dims in the permuted
-// order described above and bf16 rope. Rows past n_local_heads are zero.
-template <int BLOCK_H, int NUM_THREADS, int KV_FORMAT>
+// order described above (the one K_BITS selects) and bf16 rope. Rows past n_local_heads are zero.
+template <int BLOCK_H, int NUM_THREADS, int KV_FORMAT, bool K_BITS>
 __device__ __forceinline__ void prepare_q_16bit(const smla::SplitParams& p,
                                                 const smla::SmemLayout& layout, unsigned char* smem,
                                                 int batch_item, int first_head) {
@@ -46,14 +48,20 @@ __device__ __forceinline__ void prepare_q_16bit(const smla::SplitParams& p,
       hi = src[unit * 2 + 1];
     }
     if (KV_FORMAT == smla::kFp8DsMla && unit < kLatentUnits) {
-      // Words hold dim pairs (0,1) (2,3) ... (14,15); the permuted order takes pairs 0,2,4,6
-      // then 1,3,5,7.
-      const uint4 first = make_uint4(bf16x2_to_f16x2(lo.x), bf16x2_to_f16x2(lo.z),
-                                     bf16x2_to_f16x2(hi.x), bf16x2_to_f16x2(hi.z));
-      const uint4 second = make_uint4(bf16x2_to_f16x2(lo.y), bf16x2_to_f16x2(lo.w),
-                                      bf16x2_to_f16x2(hi.y), bf16x2_to_f16x2(hi.w));
-      lo = first;
-      hi = second;
+      // Words hold dim pairs (0,1) (2,3) ... (14,15); the cvt order takes pairs 0,2,4,6 then
+      // 1,3,5,7; the bits order takes the low halves (even dims) then the high halves (odd).
+      const unsigned w[8] = {bf16x2_to_f16x2(lo.x), bf16x2_to_f16x2(lo.y), bf16x2_to_f16x2(lo.z),
+                             bf16x2_to_f16x2(lo.w), bf16x2_to_f16x2(hi.x), bf16x2_to_f16x2(hi.y),
+                             bf16x2_to_f16x2(hi.z), bf16x2_to_f16x2(hi.w)};
+      if (K_BITS) {
+        lo = make_uint4(ptx::byte_perm(w[0], w[1], 0x5410u), ptx::byte_perm(w[2], w[3], 0x5410u),
+                        ptx::byte_perm(w[4], w[5], 0x5410u), ptx::byte_perm(w[6], w[7], 0x5410u));
+        hi = make_uint4(ptx::byte_perm(w[0], w[1], 0x7632u), ptx::byte_perm(w[2], w[3], 0x7632u),
+                        ptx::byte_perm(w[4], w[5], 0x7632u), ptx::byte_perm(w[6], w[7], 0x7632u));
+      } else {
+        lo = make_uint4(w[0], w[2], w[4], w[6]);
+        hi = make_uint4(w[1], w[3], w[5], w[7]);
+      }
     }
     uint4* dst =
         reinterpret_cast<uint4*>(smem + layout.q_offset + row * layout.q_row_stride + unit * 32);
@@ -125,8 +133,9 @@ __host__ __device__ constexpr int score_n_group(int m_tiles, int n_tiles, int ks
   return group;
 }
 
-// One 64-dim latent segment of q . K for one m-tile and NG n-tiles, unscaled.
-template <int KV_FORMAT, int MMA, int NG>
+// One 64-dim latent segment of q . K for one m-tile and NG n-tiles, unscaled (and / 256 when
+// K_BITS: see smla::kUnpackBits).
+template <int KV_FORMAT, int MMA, int NG, bool K_BITS>
 __device__ __forceinline__ void latent_segment(float (&acc)[NG][4], const unsigned char* a_row,
                                                const unsigned char* b_row, int b_tile_stride,
                                                int segment) {
@@ -158,7 +167,11 @@ __device__ __forceinline__ void latent_segment(float (&acc)[NG][4], const unsign
         for (int g = 0; g < NG; ++g) {
           unsigned b0;
           unsigned b1;
-          ptx::e4m3x4_to_f16x4(b[g][chunk], b0, b1);
+          if (K_BITS) {
+            ptx::e4m3x4_to_f16x4_bits(b[g][chunk], b0, b1);
+          } else {
+            ptx::e4m3x4_to_f16x4(b[g][chunk], b0, b1);
+          }
           ptx::mma_f16_16816(acc[g], a, b0, b1);
         }
       }
@@ -205,7 +218,7 @@ __device__ __forceinline__ void rope_segment(float (&acc)[NG][4], const unsigned
 // Scores S[h][t] * scale_log2 (-inf for invalid tokens) into the score buffer, one slab per
 // segment slice; warps take (m-tile, group of NG n-tiles, slice) items round-robin. The segment
 // loop is unrolled so that consecutive segments' MMA chains interleave.
-template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int KV_FORMAT, int MMA>
+template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int KV_FORMAT, int MMA, int UNPACK>
 __device__ __forceinline__ void compute_scores(const smla::SmemLayout& layout,
                                                const unsigned char* smem, const unsigned char* ring,
                                                const int* tokens, float* scores, float scale_log2) {
@@ -245,10 +258,11 @@ __device__ __forceinline__ void compute_scores(const smla::SmemLayout& layout,
         }
         continue;
       }
-      latent_segment<KV_FORMAT, MMA, kNG>(acc, a_row, b_row, b_tile_stride, segment);
+      constexpr bool kKBits = smla::unpack_k_bits(UNPACK) && kFp8 && MMA == smla::kMmaRegF16;
+      latent_segment<KV_FORMAT, MMA, kNG, kKBits>(acc, a_row, b_row, b_tile_stride, segment);
       const int group = segment / 2;
-      float q_lo = 1.f;
-      float q_hi = 1.f;
+      float q_lo = kKBits ? smla::kBitsUnpackScale : 1.f;
+      float q_hi = q_lo;
       if (MMA == smla::kMmaFp8) {
         q_lo = q_scale[row * smla::kNumGroups + group];
         q_hi = q_scale[(row + 8) * smla::kNumGroups + group];

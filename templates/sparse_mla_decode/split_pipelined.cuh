@@ -12,7 +12,7 @@
 namespace smla_pipe {
 
 // Softmax + P.V of one tile for every m-tile of this warp (dims [first_dim, first_dim + 512/W)).
-template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int KV_FORMAT, int MMA>
+template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int KV_FORMAT, int MMA, int UNPACK>
 __device__ __forceinline__ void softmax_pv(const smla::SmemLayout& layout, const float* scores,
                                            const unsigned char* ring,
                                            Accumulator<BLOCK_H, NUM_WARPS>& acc) {
@@ -91,9 +91,9 @@ __device__ __forceinline__ void softmax_pv(const smla::SmemLayout& layout, const
                                    : ptx::pack_bf16x2(s[kb][0][2], s[kb][0][3]),
                                f16 ? ptx::pack_f16x2(s[kb][1][2], s[kb][1][3])
                                    : ptx::pack_bf16x2(s[kb][1][2], s[kb][1][3])};
-        pv_block_16bit<KV_FORMAT, NUM_WARPS, Acc::kNTiles>(acc.value[m], a,
-                                                           ring + kb * 16 * layout.ring_row_stride,
-                                                           layout.ring_row_stride, first_dim);
+        pv_block_16bit<KV_FORMAT, NUM_WARPS, Acc::kNTiles, smla::unpack_v_bits(UNPACK)>(
+            acc.value[m], a, ring + kb * 16 * layout.ring_row_stride, layout.ring_row_stride,
+            first_dim);
       }
     }
   }
@@ -108,10 +108,11 @@ __device__ __forceinline__ int output_dim(int first_dim, int n, int j) {
   return first_dim + n * 8 + 2 * c + j % 2;
 }
 
+// value_scale undoes the bitwise unpack's 2^-8 on V (1 otherwise).
 template <int BLOCK_H, int NUM_WARPS, int KV_FORMAT>
 __device__ __forceinline__ void write_output(const smla::SplitParams& p,
                                              Accumulator<BLOCK_H, NUM_WARPS>& acc, int batch_item,
-                                             int first_head, int split) {
+                                             int first_head, int split, float value_scale) {
   using Acc = Accumulator<BLOCK_H, NUM_WARPS>;
   const int lane = threadIdx.x % 32;
   const int first_dim = (threadIdx.x / 32) * (smla::kLatentDim / NUM_WARPS);
@@ -125,7 +126,7 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
       sum += __shfl_xor_sync(0xffffffffu, sum, 2);
       const int head = first_head + m * 16 + lane / 4 + half * 8;
       if (head >= p.n_local_heads) continue;
-      const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
+      const float inv_sum = sum > 0.f ? value_scale / sum : 0.f;
       const long long bh = static_cast<long long>(batch_item) * p.n_local_heads + head;
 #pragma unroll
       for (int n = 0; n < Acc::kNTiles; ++n) {
@@ -224,14 +225,19 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
 
 }  // namespace smla_pipe
 
+// CTAS_PER_SM is the launch bound's minimum of resident CTAs: ptxas keeps registers to what that
+// many CTAs allow, so that smaller tiles run three CTAs per SM instead of two.
 template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
-          int PRODUCERS>
-__global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, 1)
+          int PRODUCERS, int UNPACK, int CTAS_PER_SM>
+__global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     sparse_mla_decode_split_pipelined(const smla::SplitParams p) {
   static_assert(BLOCK_T % 16 == 0 && BLOCK_H % 16 == 0, "tiles are multiples of the mma shape");
   static_assert(MMA != smla::kMmaFp8 || (BLOCK_T % 32 == 0 && KV_FORMAT == smla::kFp8DsMla),
                 "e4m3 MMA takes 32 tokens per k-step of an fp8 cache");
   static_assert(NUM_WARPS >= 4 && NUM_STAGES >= 2, "one scale group per warp; a ring to overlap");
+  static_assert(
+      UNPACK == smla::kUnpackCvt || (MMA == smla::kMmaRegF16 && KV_FORMAT == smla::kFp8DsMla),
+      "the bitwise unpack makes f16 fragments of an fp8 cache");
   constexpr smla::SmemLayout layout =
       smla::smem_layout(BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS);
   constexpr int kConsumerThreads = NUM_WARPS * 32;
@@ -275,8 +281,8 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, 1)
   if (MMA == smla::kMmaFp8) {
     smla_pipe::prepare_q_fp8<BLOCK_H, kThreads>(p, layout, smem, batch_item, first_head);
   } else {
-    smla_pipe::prepare_q_16bit<BLOCK_H, kThreads, KV_FORMAT>(p, layout, smem, batch_item,
-                                                             first_head);
+    smla_pipe::prepare_q_16bit<BLOCK_H, kThreads, KV_FORMAT, smla::unpack_k_bits(UNPACK)>(
+        p, layout, smem, batch_item, first_head);
   }
   __syncthreads();
   if constexpr (PRODUCERS > 0) {
@@ -317,14 +323,17 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, 1)
     float* scores =
         reinterpret_cast<float*>(smem + layout.scores_offset) +
         (tile % layout.score_buffers) * layout.ksplit * BLOCK_H * layout.scores_row_stride;
-    smla_pipe::compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA>(
+    smla_pipe::compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(
         layout, smem, ring, tokens, scores, p.scale_log2);
     ptx::named_barrier_sync(1, kConsumerThreads);
-    smla_pipe::softmax_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA>(layout, scores, ring, acc);
+    smla_pipe::softmax_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, scores, ring,
+                                                                               acc);
     if (PRODUCERS > 0) {
       __syncwarp();
       if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&empty[stage]);
     }
   }
-  smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, batch_item, first_head, split);
+  smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
+      p, acc, batch_item, first_head, split,
+      smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f);
 }
