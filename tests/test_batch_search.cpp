@@ -80,7 +80,7 @@ TEST_CASE("batch search: anchors, verification batches and the visiting order") 
   CHECK(tuner::verify_batches({1, 8, 64, 512}, policy) == std::vector<int>{1, 64, 512});
   CHECK(tuner::verify_batches({1, 8}, policy) == std::vector<int>{1, 8});
   const std::vector<int> order = tuner::search_order({1, 2, 4, 8, 16, 64, 80, 512}, policy);
-  CHECK(order == std::vector<int>{1, 8, 64, 512, 2, 4, 16, 80});
+  CHECK(order == std::vector<int>{1, 64, 512, 8, 2, 4, 16, 80});  // verified anchors first
 }
 
 TEST_CASE("batch search: an anchor measures everything; elsewhere the margin rule skips") {
@@ -131,28 +131,69 @@ TEST_CASE(
     "measurements") {
   const SearchPolicy policy;
   const std::vector<int> batches = tuner::cudagraph_batches(512);
-  const std::vector<int> anchors = tuner::anchor_batches(batches, policy);
   const std::vector<std::string> configs = all_params();
-  std::vector<BatchTimings> done;
   std::size_t measured = 0;
-  for (const int batch : tuner::search_order(batches, policy)) {
-    const BatchPick pick =
-        tuner::pick_configs(batch, configs, configs.front(), anchors, done, policy);
+  std::vector<int> visited;
+  const auto measure_batch = [&](int batch, const BatchPick& pick, bool verify) {
     CAPTURE(batch);
+    visited.push_back(batch);
+    CHECK(verify == (batch == 1 || batch == 64 || batch == 512));
     // Every config gets exactly one fate at every batch: measured or skipped_by_search.
     std::set<std::string> seen(pick.measure.begin(), pick.measure.end());
     for (const auto& skipped : pick.skipped) seen.insert(skipped.params_json);
     CHECK(seen.size() == configs.size());
     CHECK(pick.measure.size() + pick.skipped.size() == configs.size());
-    done.push_back(measure(batch, pick.measure));
     measured += pick.measure.size();
+    const BatchTimings found = measure(batch, pick.measure);
     // Regret against the oracle: the best of all configs at this batch.
     double oracle = 1e30;
     for (const Synthetic& config : landscape()) oracle = std::min(oracle, time_us(config, batch));
     double searched = 1e30;
-    for (const auto& [params, median] : done.back().median_us)
-      searched = std::min(searched, median);
+    for (const auto& [params, median] : found.median_us) searched = std::min(searched, median);
     CHECK(searched <= oracle * 1.02);
-  }
+    return tuner::BatchOutcome{found, {}};
+  };
+  const tuner::SearchRun run =
+      tuner::run_batch_search(batches, configs, configs.front(), policy, false, measure_batch);
+  std::sort(visited.begin(), visited.end());
+  CHECK(visited == batches);
+  CHECK(run.verified == std::vector<int>{1, 64, 512});
+  CHECK(run.skipped == static_cast<int>(configs.size() * batches.size() - measured));
   CHECK(measured < configs.size() * batches.size() * 4 / 10);
+}
+
+TEST_CASE("batch search: a failed config is not measured again; --exhaustive measures all") {
+  const std::vector<std::string> configs{"a", "b", "broken"};
+  std::map<int, std::vector<std::string>> measured;
+  std::map<int, bool> verified;
+  const auto measure_batch = [&](int batch, const BatchPick& pick, bool verify) {
+    measured[batch] = pick.measure;
+    verified[batch] = verify;
+    tuner::BatchOutcome outcome;
+    for (const std::string& params : pick.measure) {
+      if (params == "broken") {
+        outcome.failed.push_back(params);
+      } else {
+        outcome.timings.median_us[params] = params == "a" ? 10.0 : 11.0;
+      }
+    }
+    return outcome;
+  };
+  const std::vector<int> batches{1, 2, 4, 8, 64};
+  const tuner::SearchRun searched =
+      tuner::run_batch_search(batches, configs, "a", SearchPolicy{}, false, measure_batch);
+  CHECK(searched.skipped == 4);       // "broken" at 2, 4, 8 and 64
+  CHECK(measured.at(1).size() == 3);  // the first verified batch measures everything
+  for (const int batch : {2, 4, 8, 64}) {
+    CAPTURE(batch);
+    CHECK(std::count(measured.at(batch).begin(), measured.at(batch).end(), "broken") == 0);
+  }
+  CHECK_FALSE(verified.at(4));  // anchors 1, 8, 64 are verified; 2 and 4 are timed only
+  const tuner::SearchRun exhaustive =
+      tuner::run_batch_search(batches, configs, "a", SearchPolicy{}, true, measure_batch);
+  CHECK(exhaustive.skipped == 0);
+  for (const int batch : batches) {
+    CHECK(measured.at(batch).size() == 3);
+    CHECK(verified.at(batch));
+  }
 }

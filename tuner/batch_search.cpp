@@ -1,6 +1,7 @@
 #include "tuner/batch_search.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -117,7 +118,11 @@ std::vector<int> verify_batches(const std::vector<int>& anchors, const SearchPol
 }
 
 std::vector<int> search_order(const std::vector<int>& batches, const SearchPolicy& policy) {
-  std::vector<int> order = anchor_batches(batches, policy);
+  const std::vector<int> anchors = anchor_batches(batches, policy);
+  std::vector<int> order = verify_batches(anchors, policy);
+  for (const int batch : anchors) {
+    if (std::find(order.begin(), order.end(), batch) == order.end()) order.push_back(batch);
+  }
   for (const int batch : batches) {
     if (std::find(order.begin(), order.end(), batch) == order.end()) order.push_back(batch);
   }
@@ -173,6 +178,42 @@ BatchPick pick_configs(int batch, const std::vector<std::string>& configs,
     pick.skipped.push_back({params, reason + rule});
   }
   return pick;
+}
+
+SearchRun run_batch_search(const std::vector<int>& batches, const std::vector<std::string>& configs,
+                           const std::string& default_params, const SearchPolicy& policy,
+                           bool exhaustive, const MeasureBatch& measure_batch) {
+  SearchRun run;
+  run.anchors = exhaustive ? batches : anchor_batches(batches, policy);
+  run.verified = exhaustive ? batches : verify_batches(run.anchors, policy);
+  std::vector<BatchTimings> done;
+  std::map<std::string, int> failed_at;  // config -> the batch where it failed
+  for (const int batch : exhaustive ? batches : search_order(batches, policy)) {
+    const auto began = std::chrono::steady_clock::now();
+    std::vector<std::string> alive;
+    BatchPick pick;
+    for (const std::string& params : configs) {
+      const auto failed = failed_at.find(params);
+      if (exhaustive || failed == failed_at.end()) {  // --exhaustive measures failures again
+        alive.push_back(params);
+      } else {
+        pick.skipped.push_back({params, "skipped by the batch search at batch " +
+                                            std::to_string(batch) + ": it failed at batch " +
+                                            std::to_string(failed->second) + " in this sweep"});
+      }
+    }
+    BatchPick chosen = pick_configs(batch, alive, default_params, run.anchors, done, policy);
+    pick.measure = std::move(chosen.measure);
+    pick.skipped.insert(pick.skipped.end(), chosen.skipped.begin(), chosen.skipped.end());
+    run.skipped += static_cast<int>(pick.skipped.size());
+    run.search_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    const bool verify = std::binary_search(run.verified.begin(), run.verified.end(), batch);
+    BatchOutcome outcome = measure_batch(batch, pick, verify);
+    for (const std::string& params : outcome.failed) failed_at.emplace(params, batch);
+    outcome.timings.batch = batch;
+    done.push_back(std::move(outcome.timings));
+  }
+  return run;
 }
 
 }  // namespace tuner

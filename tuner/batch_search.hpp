@@ -19,6 +19,7 @@
 //   Every config not measured at a batch gets the fate skipped_by_search with the rule that
 //   skipped it, so the fate table stays complete. --exhaustive measures (and verifies) every
 //   config at every batch instead.
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -46,7 +47,8 @@ std::vector<int> anchor_batches(const std::vector<int>& batches, const SearchPol
 // The anchors at which configs are verified (up to policy.verify_batches of them).
 std::vector<int> verify_batches(const std::vector<int>& anchors, const SearchPolicy& policy);
 
-// The order a sweep visits the batches in: the anchors ascending, then the rest ascending.
+// The order a sweep visits the batches in: the verification batches, the other anchors, then the
+// rest, each ascending (so a config's failure is known before it is timed unverified).
 std::vector<int> search_order(const std::vector<int>& batches, const SearchPolicy& policy);
 
 struct SkippedConfig {
@@ -64,5 +66,29 @@ struct BatchPick {
 BatchPick pick_configs(int batch, const std::vector<std::string>& configs,
                        const std::string& default_params, const std::vector<int>& anchors,
                        const std::vector<BatchTimings>& done, const SearchPolicy& policy);
+
+// What a sweep found at one batch: the medians of the configs it measured, and the configs that
+// failed there (wrong result, fault, compile failure: never measured again in this sweep).
+struct BatchOutcome {
+  BatchTimings timings;
+  std::vector<std::string> failed;
+};
+
+// Measures `pick.measure` at `batch` (verifying them when `verify`), records `pick.skipped` as
+// skipped_by_search, and says what it found.
+using MeasureBatch = std::function<BatchOutcome(int batch, const BatchPick& pick, bool verify)>;
+
+struct SearchRun {
+  std::vector<int> anchors;   // every batch with --exhaustive
+  std::vector<int> verified;  // batches where configs were verified
+  int skipped = 0;            // (config, batch) pairs left unmeasured
+  double search_s = 0.0;      // time spent deciding (not measuring)
+};
+
+// Walks `batches` in search_order, picking at each batch what to measure (pick_configs; every
+// config, verified, at every batch when `exhaustive`), and hands each pick to `measure_batch`.
+SearchRun run_batch_search(const std::vector<int>& batches, const std::vector<std::string>& configs,
+                           const std::string& default_params, const SearchPolicy& policy,
+                           bool exhaustive, const MeasureBatch& measure_batch);
 
 }  // namespace tuner
