@@ -135,9 +135,9 @@ int run_sweep(const Args& args) {
   request.shape = parsed.shape;
   request.batches = parse_batch_set(batches, max_batch);
   request.search.anchor_targets = parse_int_list(anchors, "search-anchors");
-  if (!(margin_pct >= 0.0 && margin_pct <= 100.0)) {
+  if (!(margin_pct >= 0.0 && margin_pct <= 100000.0)) {  // also refuses NaN
     throw InputError("--search-margin " + std::to_string(margin_pct) +
-                     " is not a percentage: pass 0 to 100 (e.g. 5)");
+                     " is not a percentage: pass 0 or more (e.g. 5)");
   }
   request.search.margin = margin_pct / 100.0;
   request.search.wide_margin = std::max(request.search.wide_margin, request.search.margin);
