@@ -18,6 +18,7 @@ build=${1:?usage: $0 BUILD_DIR [all|test|main|audit|bucket]}
 step=${2:-all}
 out=${OUT:-/tmp/tuner-out}
 mkdir -p "$out"
+[ -f scripts/device_env.sh ] && . scripts/device_env.sh  # the GPU machine's NVRTC, carried libs
 here=$(cd "$(dirname "$0")" && pwd)
 tuner="$build/tuner/tuner"
 db="$out/issue12_tuning.db"
