@@ -32,6 +32,13 @@ TEST_CASE("batch set: lists, ranges, steps and the named set, sorted without rep
   CHECK(parse_batch_set("cudagraph,3,600", 8) == std::vector<int>{1, 2, 3, 4, 8, 600});
 }
 
+TEST_CASE("batch set: the list text round-trips") {
+  const std::vector<int> batches = cudagraph_batches(64);
+  CHECK(tuner::batch_list_text({1, 8, 64}) == "1,8,64");
+  CHECK(tuner::batch_list_text({}).empty());
+  CHECK(parse_batch_set(tuner::batch_list_text(batches), 512) == batches);
+}
+
 TEST_CASE("batch set: bad items are refused, naming --batches and the forms") {
   for (const std::string text : {"0", "abc", "5-3", "", "1,,2", "4-", "1-8:0", "-3", "2000000"}) {
     CAPTURE(text);

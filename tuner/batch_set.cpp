@@ -54,6 +54,15 @@ std::vector<int> cudagraph_batches(int max_batch) {
   return batches;
 }
 
+std::string batch_list_text(const std::vector<int>& batches) {
+  std::string text;
+  for (const int batch : batches) {
+    if (!text.empty()) text += ',';
+    text += std::to_string(batch);
+  }
+  return text;
+}
+
 std::vector<int> parse_batch_set(const std::string& text, int max_batch) {
   std::vector<int> batches;
   std::size_t start = 0;

@@ -15,4 +15,7 @@ std::vector<int> cudagraph_batches(int max_batch);
 // Returns the batches sorted and without repeats. Throws InputError naming --batches and the form.
 std::vector<int> parse_batch_set(const std::string& text, int max_batch);
 
+// "1,8,64" (the --batches list form); "" for none.
+std::string batch_list_text(const std::vector<int>& batches);
+
 }  // namespace tuner

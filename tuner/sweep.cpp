@@ -15,6 +15,7 @@
 #include "core/worker_process.hpp"
 #include "db/store/store.hpp"
 #include "db/store/winner_rule.hpp"
+#include "tuner/batch_set.hpp"
 #include "tuner/plan.hpp"
 #include "tuner/plan_record.hpp"
 #include "tuner/retry_policy.hpp"
@@ -345,7 +346,8 @@ class Sweep {
       timing.samples = answer["samples"].get<int>();
       trial.fate = db::Fate::measured;
       trial.reason = verify ? "verified and timed"
-                            : "timed (verified once per shape at batches " + verified_text() + ")";
+                            : "timed (verified once per shape at batches " +
+                                  batch_list_text(summary_.verify_batches) + ")";
       trial.median_us = timing.median_us;
       trial.p10_us = timing.p10_us;
       trial.p90_us = timing.p90_us;
@@ -478,14 +480,6 @@ class Sweep {
     record_winner(batch, batch_summary, finalists, final_timings, measured);
     summary_.batches.push_back(batch_summary);
     return found;
-  }
-
-  std::string verified_text() const {
-    std::string text;
-    for (const int batch : summary_.verify_batches) {
-      text += (text.empty() ? "" : ",") + std::to_string(batch);
-    }
-    return text;
   }
 
   void record_winner(int batch, SweepBatchSummary& batch_summary,

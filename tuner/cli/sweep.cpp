@@ -27,9 +27,7 @@ std::string joined(const std::string& program, const Args& args) {
 }
 
 std::string batch_list(const std::vector<int>& batches) {
-  std::string text;
-  for (const int batch : batches) text += (text.empty() ? "" : ",") + std::to_string(batch);
-  return text.empty() ? "-" : text;
+  return batches.empty() ? "-" : batch_list_text(batches);
 }
 
 void print_summary(const SweepSummary& summary) {
