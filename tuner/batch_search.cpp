@@ -167,7 +167,7 @@ BatchPick pick_configs(int batch, const std::vector<std::string>& configs,
                 100.0 * margin, disagree ? "widened: their winners differ" : "their winners agree",
                 policy.keep_top, policy.max_keep, policy.keep_top);
   for (const std::string& params : configs) {
-    if (keep.count(params) > 0) {
+    if (keep.contains(params)) {
       pick.measure.push_back(params);
       continue;
     }
