@@ -15,14 +15,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <new>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "db/store/store.hpp"
 #include "db/tunedb/cubin_elf.hpp"
 #include "db/tunedb/freeze.hpp"
+#include "db/tunedb/shape_handle.hpp"
 #include "db/tunedb/tunedb.hpp"
 
 namespace {
@@ -217,6 +220,69 @@ void BM_Lookup_Default(benchmark::State& state) {
   run_lookups(state, list, tunedb::How::default_config);
 }
 
+// The same queries through shape handles resolved once per shape (as a serving stack resolves its
+// shapes at start-up); the loop reads a (handle, batch) pair and looks it up.
+void run_handle_lookups(benchmark::State& state, const std::vector<Query>& list,
+                        tunedb::How expected) {
+  const tunedb::TuningDb db = tunedb::TuningDb::open(fixture().frozen);
+  std::map<std::string, tunedb::ShapeHandle> handles;
+  std::vector<std::pair<const tunedb::ShapeHandle*, int>> pairs;
+  for (const Query& q : list) {
+    auto found = handles.find(q.shape);
+    if (found == handles.end()) {
+      found = handles.emplace(q.shape, tunedb::resolve_shape(db, kFamily, kArch, q.shape)).first;
+    }
+    if (found->second.lookup(q.batch).how != expected) {
+      state.SkipWithError("a query did not get the expected rule");
+      return;
+    }
+    pairs.emplace_back(&found->second, q.batch);
+  }
+  std::size_t next = 0;
+  const long long allocations_before = g_allocations.load();
+  for (auto _ : state) {
+    const auto& [handle, batch] = pairs[next];
+    next = (next + 1) & (pairs.size() - 1);
+    tunedb::Lookup found = handle->lookup(batch);
+    benchmark::DoNotOptimize(found);
+  }
+  const long long allocations = g_allocations.load() - allocations_before;
+  state.counters["allocs_per_lookup"] =
+      static_cast<double>(allocations) / static_cast<double>(state.iterations());
+  state.counters["shapes"] = static_cast<double>(handles.size());
+}
+
+void BM_Handle_Exact(benchmark::State& state) {
+  static const std::vector<Query> list = queries(tuned_batch, true);
+  run_handle_lookups(state, list, tunedb::How::exact);
+}
+
+void BM_Handle_Bucket(benchmark::State& state) {
+  static const std::vector<Query> list = queries([](int i) { return tuned_batch(i) + 1; }, true);
+  run_handle_lookups(state, list, tunedb::How::bucket);
+}
+
+// Above the largest tuned batch (298): answered by the stated rule, still a table read.
+void BM_Handle_AboveLargest(benchmark::State& state) {
+  static const std::vector<Query> list = queries([](int i) { return 1000 + i; }, true);
+  run_handle_lookups(state, list, tunedb::How::bucket);
+}
+
+void BM_Handle_Default(benchmark::State& state) {
+  static const std::vector<Query> list = queries(tuned_batch, false);
+  run_handle_lookups(state, list, tunedb::How::default_config);
+}
+
+// Resolving one shape (done once per shape at start-up): a lookup per batch up to the largest.
+void BM_Handle_Resolve(benchmark::State& state) {
+  const tunedb::TuningDb db = tunedb::TuningDb::open(fixture().frozen);
+  const std::string shape = shape_text(64, 4, 2048);
+  for (auto _ : state) {
+    tunedb::ShapeHandle handle = tunedb::resolve_shape(db, kFamily, kArch, shape);
+    benchmark::DoNotOptimize(handle);
+  }
+}
+
 void open_frozen(benchmark::State& state, bool verify_checksum) {
   const fs::path& path = fixture().frozen;
   tunedb::OpenOptions options;
@@ -239,6 +305,14 @@ void BM_OpenFrozen_NoChecksum(benchmark::State& state) { open_frozen(state, fals
 BENCHMARK(BM_Lookup_Exact)->Repetitions(10)->ReportAggregatesOnly(true);
 BENCHMARK(BM_Lookup_Bucket)->Repetitions(10)->ReportAggregatesOnly(true);
 BENCHMARK(BM_Lookup_Default)->Repetitions(10)->ReportAggregatesOnly(true);
+BENCHMARK(BM_Handle_Exact)->Repetitions(10)->ReportAggregatesOnly(true);
+BENCHMARK(BM_Handle_Bucket)->Repetitions(10)->ReportAggregatesOnly(true);
+BENCHMARK(BM_Handle_AboveLargest)->Repetitions(10)->ReportAggregatesOnly(true);
+BENCHMARK(BM_Handle_Default)->Repetitions(10)->ReportAggregatesOnly(true);
+BENCHMARK(BM_Handle_Resolve)
+    ->Unit(benchmark::kMicrosecond)
+    ->Repetitions(3)
+    ->ReportAggregatesOnly(true);
 BENCHMARK(BM_OpenFrozen)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_OpenFrozen_NoChecksum)
     ->Unit(benchmark::kMillisecond)

@@ -93,6 +93,10 @@ struct Family {
   // only its own results.
   const std::string& (*source_hash)() = nullptr;
   DeviceSession (*open_device)(const DeviceSetup& setup) = nullptr;
+  // The batch sizes `tuner sweep` tunes by default (tuner sweep --batches syntax: lists, ranges,
+  // "cudagraph" = the serving stack's CUDA-graph capture sizes up to default_max_batch).
+  std::string default_batches = "1,2,4,8,16,32,48,64,80,96,128";
+  int default_max_batch = 512;
   // Tolerances the verification applies, in words (for reports and --help).
   std::string tolerance;
   // Export: the file name of one (shape, device) table and one entry of it (serving-stack format).

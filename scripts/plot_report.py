@@ -2,8 +2,9 @@
 """Plots of a tuning DB for `tuner report`, one pair of PNGs per series (family shape, budget arch,
 device):
 
-  time_vs_batch_<slug>.png  time vs batch (log x) of the winner, the best measured config, the
-                            default, and the bandwidth bound (bytes moved / copy bandwidth);
+  time_vs_batch_<slug>.png  time vs batch (log x) of the winner at each tuned batch, the best
+                            measured config, the default, and the bandwidth bound (bytes moved /
+                            copy bandwidth); bars: the configs the batch search skipped there;
   heatmap_<slug>.png        each config's time relative to the best at each batch; configs sorted
                             by their geometric-mean relative time, the best ~40 shown.
 
@@ -97,7 +98,39 @@ def load(db, run_id, family):
     return winners, trials
 
 
-def time_vs_batch(plt, key, winners, batch_trials, out_path):
+def load_skipped(db, run_id, family):
+    """{key: {batch: configs recorded skipped_by_search}} (none in stores before schema 3)."""
+    sql = (
+        "SELECT p.family, p.shape, t.budget_arch, t.device_name, p.batch, "
+        "COUNT(DISTINCT t.params_json) FROM trials t JOIN problems p ON p.id = t.problem_id "
+        "WHERE t.fate = 'skipped_by_search' AND (?1 IS NULL OR p.family = ?1) "
+        "AND (?2 IS NULL OR t.run_id = ?2) GROUP BY 1, 2, 3, 4, 5")
+    skipped = {}
+    for row in db.execute(sql, (family, run_id)):
+        skipped.setdefault(tuple(row[:4]), {})[row[4]] = row[5]
+    return skipped
+
+
+def draw_skipped(axes, batches, skipped):
+    """Bars on a second y axis: how many configs the batch search left unmeasured per batch."""
+    if not skipped:
+        return
+    counts = [skipped.get(b, 0) for b in batches]
+    bars = axes.twinx()
+    bars.bar(batches, counts, width=[b * 0.12 for b in batches], color="tab:gray", alpha=0.25,
+             label="configs skipped by the search")
+    bars.set_ylabel("configs skipped by the batch search")
+    bars.legend(loc="lower right", fontsize=7)
+
+
+def batch_ticks(axes, batches):
+    """Every batch when few; powers of two when many (51 CUDA-graph sizes would overlap)."""
+    ticks = batches if len(batches) <= 16 else [b for b in batches if b & (b - 1) == 0]
+    axes.set_xticks(ticks)
+    axes.set_xticklabels([str(b) for b in ticks])
+
+
+def time_vs_batch(plt, key, winners, batch_trials, out_path, skipped=None):
     batches = sorted(set(batch_trials) | {b for (k, b) in winners if k == key})
     series = {"winner": [], "best measured": [], "default": [], "bandwidth bound": []}
     for batch in batches:
@@ -126,9 +159,9 @@ def time_vs_batch(plt, key, winners, batch_trials, out_path):
         if points:
             axes.plot([p[0] for p in points], [p[1] for p in points], styles[name], label=name)
     axes.set_xscale("log", base=2)
-    axes.set_xticks(batches)
-    axes.set_xticklabels([str(b) for b in batches])
-    axes.set_xlabel("batch size")
+    draw_skipped(axes, batches, skipped or {})
+    batch_ticks(axes, batches)
+    axes.set_xlabel("batch size (points: tuned batches)")
     axes.set_ylabel("time per call (µs)")
     axes.set_title(describe(key), fontsize=8)
     axes.grid(True, which="both", alpha=0.3)
@@ -197,6 +230,7 @@ def main():
         fail(f"matplotlib is not available ({error}): install python3-matplotlib", NO_MATPLOTLIB)
     db = open_db(args.db)
     winners, trials = load(db, args.run, args.family)
+    skipped = load_skipped(db, args.run, args.family)
     keys = sorted(set(trials) | {k for (k, _) in winners})
     if not keys:
         fail("the DB holds no winners and no measured trials in this scope: nothing to plot")
@@ -205,7 +239,7 @@ def main():
         slug = series_slug(key)
         batch_trials = trials.get(key, {})
         path = os.path.join(args.out, f"time_vs_batch_{slug}.png")
-        time_vs_batch(plt, key, winners, batch_trials, path)
+        time_vs_batch(plt, key, winners, batch_trials, path, skipped.get(key))
         print(f"wrote {path}")
         if batch_trials:
             path = os.path.join(args.out, f"heatmap_{slug}.png")

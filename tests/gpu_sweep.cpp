@@ -1,7 +1,7 @@
-// `tuner sweep` on a GPU (issue 11): a faulting candidate is isolated in the worker, retried once
-// and recorded as a fault while the sweep finishes; kill -9 of the sweep mid-batch leaves no
-// worker behind, and a resume loses and duplicates nothing. Skipped without a GPU (gpu_main.cpp;
-// TUNER_REQUIRE_GPU=1 makes that a failure).
+// `tuner sweep` on a GPU (issues 11, 12): a faulting candidate is isolated in the worker, retried
+// once and recorded as a fault while the sweep finishes; kill -9 of the sweep mid-batch leaves no
+// worker behind, and a resume loses and duplicates nothing; the batch search. Skipped without a GPU
+// (gpu_main.cpp; TUNER_REQUIRE_GPU=1 makes that a failure).
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -132,4 +132,52 @@ TEST_CASE("kill -9 mid-sweep: no orphaned worker; the resume loses and duplicate
   CHECK(lost(db, 4) == 0);
   CHECK(count(db, "SELECT COUNT(*) FROM winners") == 2);
   CHECK(count(db, kMeasured) > before);
+}
+
+// Issue 12: the batch search. Batches 1, 2, 4, 8: anchors 1 and 8 (every config, verified),
+// 2 and 4 between them (the closest few, timed only); every config has a fate at every batch.
+TEST_CASE("the batch search measures anchors fully, skips with a reason elsewhere, and resumes") {
+  const tuner::test::TempDir dir;
+  const fs::path db = dir / "tuning.db";
+  const std::string command =
+      sweep_command(dir.path(), "--batches 1-2,4,8 --search-keep 3 --test-fault-candidate");
+  const tuner::test::CommandResult sweep = tuner::test::run_with_stderr(command);
+  INFO(sweep.output);
+  REQUIRE(sweep.exit_code == 0);
+  const auto at = [&](int batch, const std::string& where) {
+    return count(db,
+                 "SELECT COUNT(*) FROM trials t JOIN problems p ON p.id = t.problem_id WHERE "
+                 "t.stage = 'measure' AND p.batch = " +
+                     std::to_string(batch) + " AND " + where);
+  };
+  const auto distinct = [&](int batch) {
+    return count(db,
+                 "SELECT COUNT(DISTINCT t.params_json) FROM trials t JOIN problems p ON "
+                 "p.id = t.problem_id WHERE t.stage = 'measure' AND p.batch = " +
+                     std::to_string(batch));
+  };
+  for (const int batch : {1, 2, 4, 8}) {
+    CAPTURE(batch);
+    CHECK(lost(db, batch) == 0);           // measured or skipped: every survivor has a fate here
+    CHECK(at(batch, "1") == distinct(1));  // one fate per config, the same configs everywhere
+    CHECK(distinct(batch) == distinct(1));
+  }
+  CHECK(at(1, "t.fate = 'skipped_by_search'") == 0);
+  CHECK(at(8, "t.fate = 'skipped_by_search'") == 1);  // only the candidate that faulted at 1
+  CHECK(at(2, "t.fate = 'skipped_by_search'") > 0);
+  CHECK(at(4, "t.fate = 'skipped_by_search'") > 0);
+  CHECK(at(2, "t.fate = 'measured'") <= 3 + 1 + 4);  // keep 3, the default, the batch below's 4
+  CHECK(at(2,
+           "t.fate = 'measured' AND t.reason LIKE 'timed (verified once per shape at "
+           "batches 1,8)'") == at(2, "t.fate = 'measured'"));
+  CHECK(at(8, "t.fate = 'measured' AND t.reason = 'verified and timed'") ==
+        at(8, "t.fate = 'measured'"));
+  CHECK(at(4,
+           "t.params_json LIKE '%test_fault%' AND t.fate = 'skipped_by_search' AND t.reason "
+           "LIKE '%it failed at batch 1 in this sweep'") == 1);
+  CHECK(count(db, "SELECT COUNT(*) FROM winners") == 4);
+  const std::int64_t trials = count(db, "SELECT COUNT(*) FROM trials WHERE stage <> 'plan'");
+  const tuner::test::CommandResult again = tuner::test::run_with_stderr(command);
+  REQUIRE(again.exit_code == 0);
+  CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage <> 'plan'") == trials);  // all done
 }

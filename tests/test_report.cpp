@@ -274,6 +274,31 @@ TEST_CASE("report: fate counts and each distinct reason with its count") {
   CHECK(md.find("| measure | fault | CUDA_ERROR_ILLEGAL_ADDRESS | 1 |") != std::string::npos);
 }
 
+TEST_CASE("report: batch-search skips are counted by rule, not one row per config") {
+  TempDir dir;
+  db::Store store = db::Store::open(dir / "tuning.db");
+  const std::int64_t run = fill_run_one(store);
+  const std::string rule =
+      "; kept: within 5% of a neighbouring anchor's best (their winners agree)";
+  const auto skip = [&](int batch, const std::string& params, const std::string& why) {
+    store.record_trial(
+        trial(run, store.problem_id(problem_at(batch)), "src-1", Stage::measure, params,
+              Fate::skipped_by_search,
+              "skipped by the batch search at batch " + std::to_string(batch) + ": " + why));
+  };
+  skip(2, kC, "+25.0% vs the best at anchor 1 (rank 4)" + rule);
+  skip(4, kA, "+12.5% vs the best at anchor 8 (rank 3)" + rule);
+  skip(4, kFaulty, "it failed at batch 1 in this sweep");
+  const std::string md = report::render_markdown(report::build_report(store, {}));
+  CHECK(md.find("| measure | skipped_by_search | 3 |") != std::string::npos);
+  CHECK(md.find("| measure | skipped_by_search | not within the search margin" + rule + " | 2 |") !=
+        std::string::npos);
+  CHECK(
+      md.find("| measure | skipped_by_search | it failed at an earlier batch of the sweep | 1 |") !=
+      std::string::npos);
+  CHECK(md.find("rank 4") == std::string::npos);  // the per-config numbers stay in the DB
+}
+
 TEST_CASE(
     "report: a run whose winners were replaced is rebuilt from its trials, and the latest trials "
     "win") {

@@ -91,6 +91,58 @@ TEST_CASE("resume: a transient failure is history, not a resume hit") {
   CHECK_THROWS_AS(store.record_trial(fault), DbError);
 }
 
+TEST_CASE("resume: a config the batch search skipped is recorded, never a resume hit") {
+  Swept swept;
+  const TrialRecord skipped =
+      attempt(swept.run, swept.problem, Fate::skipped_by_search,
+              "skipped by the batch search at batch 8: +12.0% vs the best at anchor 1 (rank 9)");
+  swept.store.record_trial(skipped);
+  swept.store.record_trial(skipped);  // a second sweep may skip it again: history, not a key
+  CHECK_FALSE(swept.store.find_measured_trial(skipped.measure_key()).has_value());
+  TrialFilter filter;
+  filter.fate = Fate::skipped_by_search;
+  CHECK(swept.store.count_trials(filter) == 2);
+  // A later sweep (--exhaustive, or another search) measures it under the same key.
+  swept.store.record_trial(attempt(swept.run, swept.problem, Fate::measured, "verified and timed"));
+  CHECK(swept.store.find_measured_trial(skipped.measure_key())->fate == Fate::measured);
+  CHECK(parse_fate("skipped_by_search") == Fate::skipped_by_search);
+  // It is a sweep's fate: a plan cannot record it.
+  TrialRecord planned = skipped;
+  planned.stage = Stage::plan;
+  CHECK_THROWS_AS(swept.store.record_trial(planned), std::invalid_argument);
+}
+
+TEST_CASE("resume: a schema-2 store is upgraded to 3 in place, keeping its trials") {
+  tuner::test::TempDir dir;
+  const fs::path path = dir / "v2.db";
+  {
+    Store store = Store::open(path);
+    const std::int64_t run = store.begin_run(fixture::fixture_run());
+    store.add_source(fixture::kSourceHash, fixture::kFamily);
+    const std::int64_t problem =
+        store.problem_id(ProblemKey{"sparse_mla_decode", fixture::kShape, 8});
+    store.record_trial(attempt(run, problem, Fate::measured, "verified and timed"));
+  }
+  // Version 2 as it was written: its resume index (transient excluded) and user_version.
+  Connection::open(path, OpenMode::read_write_create)
+      .exec(
+          "DROP INDEX trials_resume_key_v3; CREATE UNIQUE INDEX trials_resume_key_v2 ON trials "
+          "(problem_id, params_json, source_hash, budget_arch, measured_arch, device_name, "
+          "measure_env) WHERE stage = 'measure' AND fate <> 'transient'; "
+          "PRAGMA user_version = 2");
+  const Store upgraded = Store::open(path);
+  const Connection& connection = upgraded.connection();
+  CHECK(connection.query_int64("PRAGMA user_version") == 3);
+  CHECK(connection.query_int64("SELECT COUNT(*) FROM trials WHERE fate = 'measured' AND "
+                               "measure_env = '" +
+                               kEnv + "'") == 1);
+  CHECK(connection.query_int64("SELECT COUNT(*) FROM sqlite_schema WHERE name IN "
+                               "('trials_resume_key_v2', 'trials_old')") == 0);
+  CHECK(connection.query_int64(
+            "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'trials_resume_key_v3'") == 1);
+  CHECK(upgraded.integrity_check() == "ok");
+}
+
 TEST_CASE("resume: a finalist's re-timing is a trial of its own, never a resume hit") {
   Swept swept;
   Store& store = swept.store;

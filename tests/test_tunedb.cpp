@@ -24,21 +24,11 @@
 #include "db/tunedb/shape.hpp"
 #include "db/tunedb/tunedb.h"
 #include "db/tunedb/tunedb.hpp"
+#include "tests/support/allocation_counter.hpp"
 #include "tests/support/frozen_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 
-// Counts heap allocations so that a test can show lookups make none.
-namespace {
-std::atomic<long> allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+using tuner::test::allocations;
 
 namespace fs = std::filesystem;
 using tunedb::How;

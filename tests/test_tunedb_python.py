@@ -7,6 +7,7 @@ which writes the store and frozen DB of db/tools/fixture.hpp); CTest sets both (
 
 import ctypes
 import gc
+import json
 import math
 import os
 import shutil
@@ -31,7 +32,9 @@ TUNED_8 = dict(block_h=16, block_t=32, num_stages=2, num_warps=4, target_ctas=51
 TUNED_128 = dict(block_h=16, block_t=64, num_stages=3, num_warps=4, target_ctas=256)
 
 
-class FrozenDbTest(unittest.TestCase):
+class FixtureTest(unittest.TestCase):
+    """The fixture's store and frozen DB in a fresh temporary directory."""
+
     def setUp(self):
         self.dir = Path(tempfile.mkdtemp(prefix="tunedb_python_"))
         maker = os.environ.get("TUNEDB_MAKE_FIXTURE")
@@ -43,6 +46,8 @@ class FrozenDbTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
 
+
+class FrozenDbTest(FixtureTest):
     def lookup(self, db, batch, arch="sm_120", family=FAMILY, **shape):
         return db.lookup(family, arch, batch=batch, **{**SHAPE, **shape})
 
@@ -227,6 +232,120 @@ class FrozenDbTest(unittest.TestCase):
         db.close()
         with self.assertRaises(tunedb.TunedbError):
             self.lookup(db, 8)
+
+
+class ShapeHandleTest(FixtureTest):
+    """TuningDb.shape(): resolved once, then O(1) lookups by batch (fixture tuned at 1, 8, 32,
+    128 for sm_120)."""
+
+    def test_every_batch_follows_the_bucket_rule_and_above_the_largest(self):
+        expected = {1: 1, 2: 8, 8: 8, 9: 32, 20: 32, 33: 128, 100: 128, 128: 128, 129: 128,
+                    512: 128, 100000: 128}
+        with tunedb.TuningDb(str(self.frozen)) as db:
+            shape = db.shape(FAMILY, "sm_120", **SHAPE)
+            self.assertEqual(shape.largest_tuned_batch, 128)
+            answers = {batch: shape.lookup(batch) for batch in expected}
+            shape.close()
+        for batch, tuned in expected.items():
+            self.assertEqual(answers[batch].tuned_batch, tuned, batch)
+            self.assertEqual(answers[batch].how, "exact" if tuned == batch else "bucket", batch)
+        self.assertEqual(answers[8].params, TUNED_8)
+        self.assertEqual(answers[512].params, TUNED_128)
+        self.assertEqual(answers[20].params, DEFAULT)
+        self.assertTrue(answers[20].default_kept)
+        self.assertIsNotNone(answers[512].cubin)
+
+    def test_batch_zero_or_negative_is_refused(self):
+        with tunedb.TuningDb(str(self.frozen)) as db:
+            with db.shape(FAMILY, "sm_120", shape=SHAPE_TEXT) as shape:
+                for batch in (0, -1):
+                    with self.assertRaises(tunedb.TunedbError) as caught:
+                        shape.lookup(batch)
+                    self.assertEqual(caught.exception.kind, "input")
+                    self.assertIn(f"batch {batch} is not a batch size", str(caught.exception))
+                with self.assertRaises(tunedb.TunedbError):
+                    shape.lookup(2**40)
+
+    def test_untuned_arch_answers_the_default_and_bad_shape_is_refused(self):
+        with tunedb.TuningDb(str(self.frozen)) as db:
+            with db.shape(FAMILY, "sm_75", **SHAPE) as shape:
+                found = shape.lookup(37)
+            self.assertEqual((found.how, found.miss), ("default", "arch_not_in_db"))
+            self.assertEqual(found.params, DEFAULT)
+            with self.assertRaises(tunedb.TunedbError) as caught:
+                db.shape(FAMILY, "sm_120", shape="topk=2048,local_heads=16")
+            self.assertIn("is not canonical", str(caught.exception))
+
+    def test_a_live_shape_keeps_the_db_open_and_a_closed_shape_refuses(self):
+        db = tunedb.TuningDb(str(self.frozen))
+        shape = db.shape(FAMILY, "sm_120", **SHAPE)
+        db.close()
+        self.assertEqual(shape.lookup(8).params, TUNED_8)  # freed only when the shape closes
+        with self.assertRaises(tunedb.TunedbError):
+            db.lookup(FAMILY, "sm_120", batch=8, **SHAPE)
+        shape.close()
+        with self.assertRaises(tunedb.TunedbError) as caught:
+            shape.lookup(8)
+        self.assertIn("closed Shape", str(caught.exception))
+
+
+class RegretScriptTest(FixtureTest):
+    """scripts/regret.py on the fixture store (tuned at 1, 8, 32, 128 for sm_120) and an oracle
+    store holding hand-written first-pass medians at batch 8 (tuned) and 20 (untuned)."""
+
+    SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "regret.py"
+
+    def make_oracle(self, medians):
+        oracle = self.dir / "oracle.db"
+        shutil.copy(self.dir / "store.db", oracle)
+        db = sqlite3.connect(oracle)
+        run, source = db.execute("SELECT run_id, source_hash FROM winners LIMIT 1").fetchone()
+        for batch, by_params in medians.items():
+            db.execute("INSERT OR IGNORE INTO problems (family, shape, batch) VALUES (?, ?, ?)",
+                       (FAMILY, SHAPE_TEXT, batch))
+            problem = db.execute("SELECT id FROM problems WHERE family = ? AND shape = ? AND "
+                                 "batch = ?", (FAMILY, SHAPE_TEXT, batch)).fetchone()[0]
+            for params, median in by_params.items():
+                db.execute(
+                    "INSERT INTO trials (run_id, problem_id, source_hash, stage, budget_arch, "
+                    "measured_arch, device_name, params_json, fate, reason, median_us) VALUES "
+                    "(?, ?, ?, 'measure', 'sm_120', 'sm_90', 'NVIDIA H200', ?, 'measured', "
+                    "'oracle', ?)", (run, problem, source, params, median))
+        db.commit()
+        db.close()
+        return oracle
+
+    def regret(self, check, oracle, limit):
+        env = dict(os.environ)
+        return subprocess.run(
+            [sys.executable, str(self.SCRIPT), check, "--tuned", str(self.dir / "store.db"),
+             "--oracle", str(oracle), "--max-regret", str(limit)],
+            capture_output=True, text=True, env=env)
+
+    def test_search_and_bucket_regret_against_the_oracle(self):
+        def canonical(params):  # the store's params_json form: sorted keys, no spaces
+            return json.dumps(params, sort_keys=True, separators=(",", ":"))
+
+        tuned8, tuned128, default = canonical(TUNED_8), canonical(TUNED_128), canonical(DEFAULT)
+        oracle = self.make_oracle({
+            8: {tuned8: 20.0, tuned128: 19.0, default: 25.0},    # the winner is 1/19 = 5.26 % off
+            20: {tuned8: 29.4, default: 30.0},                    # lookup: bucket -> 32 = default
+        })
+        search = self.regret("search", oracle, 2)
+        self.assertEqual(search.returncode, 1, search.stdout + search.stderr)
+        self.assertIn("search: worst regret 5.26% at batch 8 (1 batches)", search.stdout)
+        self.assertEqual(self.regret("search", oracle, 6).returncode, 0)
+        bucket = self.regret("bucket", oracle, 3)
+        self.assertEqual(bucket.returncode, 0, bucket.stdout + bucket.stderr)
+        self.assertIn("bucket -> 32", bucket.stdout)
+        self.assertIn("bucket: worst regret 2.04% at batch 20 (1 batches)", bucket.stdout)
+        self.assertEqual(self.regret("bucket", oracle, 2).returncode, 1)
+
+    def test_an_empty_oracle_is_bad_input(self):
+        empty = self.make_oracle({})
+        result = self.regret("search", empty, 2)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("holds no measured trials", result.stderr)
 
 
 if __name__ == "__main__":

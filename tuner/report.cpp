@@ -341,12 +341,24 @@ std::vector<SeriesReport> series_reports(const std::vector<BatchResult>& results
   return list;
 }
 
+// A batch-search skip names its batch and the config's numbers: the table counts the rule (the
+// text after "; kept: ", or a failure at an earlier batch) instead of one row per config.
+std::string reason_class(const db::TrialRecord& trial) {
+  if (trial.fate != db::Fate::skipped_by_search) return trial.reason;
+  const std::size_t kept = trial.reason.find("; kept: ");
+  if (kept != std::string::npos) return "not within the search margin" + trial.reason.substr(kept);
+  if (trial.reason.find("it failed at batch") != std::string::npos) {
+    return "it failed at an earlier batch of the sweep";
+  }
+  return trial.reason;
+}
+
 PruningSummary pruning_summary(const std::vector<db::TrialRecord>& trials) {
   std::map<std::pair<db::Stage, db::Fate>, std::int64_t> fates;
   std::map<std::tuple<db::Stage, db::Fate, std::string>, std::int64_t> reasons;
   for (const db::TrialRecord& trial : trials) {
     ++fates[{trial.stage, trial.fate}];
-    ++reasons[{trial.stage, trial.fate, trial.reason}];
+    ++reasons[{trial.stage, trial.fate, reason_class(trial)}];
   }
   PruningSummary summary;
   summary.trials = static_cast<std::int64_t>(trials.size());

@@ -15,6 +15,7 @@
 #include "core/worker_process.hpp"
 #include "db/store/store.hpp"
 #include "db/store/winner_rule.hpp"
+#include "tuner/batch_set.hpp"
 #include "tuner/plan.hpp"
 #include "tuner/plan_record.hpp"
 #include "tuner/retry_policy.hpp"
@@ -154,7 +155,10 @@ class Sweep {
                   std::to_string(request_.batches.size()) + " batches on " + device_name_ + " (" +
                   measured_arch_ + "), budget arch " + budget_arch_ + ", run " +
                   std::to_string(run_id_));
-    for (int batch : request_.batches) sweep_batch(batch, candidates, progress);
+    run_search(candidates, progress);
+    std::sort(
+        summary_.batches.begin(), summary_.batches.end(),
+        [](const SweepBatchSummary& a, const SweepBatchSummary& b) { return a.batch < b.batch; });
     store_->end_run(run_id_);
     summary_.wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
@@ -252,8 +256,61 @@ class Sweep {
     return attempt;
   }
 
+  // The batch search (tuner/batch_search.hpp) decides which candidates each batch measures.
+  void run_search(const std::vector<Candidate>& candidates, Progress& progress) {
+    std::map<std::string, const Candidate*> by_params;
+    std::vector<std::string> params;
+    for (const Candidate& candidate : candidates) {
+      params.push_back(to_json(candidate.config));
+      by_params.emplace(params.back(), &candidate);
+    }
+    summary_.anchors =
+        request_.exhaustive ? request_.batches : anchor_batches(request_.batches, request_.search);
+    summary_.verify_batches =
+        request_.exhaustive ? request_.batches : verify_batches(summary_.anchors, request_.search);
+    const SearchRun run = run_batch_search(
+        request_.batches, params, to_json(request_.family->default_config()), request_.search,
+        request_.exhaustive, [&](int batch, const BatchPick& pick, bool verify) {
+          std::vector<Candidate> chosen;
+          for (const std::string& p : pick.measure) chosen.push_back(*by_params.at(p));
+          return sweep_batch(batch, chosen, pick.skipped, verify, progress);
+        });
+    summary_.search_s = run.search_s;
+  }
+
+  // The configs the search left unmeasured at this batch: one skipped_by_search trial each.
+  void record_skipped(std::int64_t problem_id, int batch, const std::vector<SkippedConfig>& skipped,
+                      Progress& progress) {
+    for (const SkippedConfig& config : skipped) {
+      const Candidate candidate{config_from_json(config.params_json), false};
+      db::TrialRecord trial = trial_base(problem_id, candidate);
+      trial.fate = db::Fate::skipped_by_search;
+      trial.reason = config.reason;
+      store_->record_trial(trial);
+      ++summary_.skipped_by_search;
+      progress.step("batch " + std::to_string(batch) + " " + describe(candidate.config) +
+                    ": skipped by the search");
+    }
+  }
+
+  // What the DB holds for a batch done earlier: the medians the search reads at its anchors.
+  BatchOutcome stored_outcome(std::int64_t problem_id, const std::vector<Candidate>& candidates) {
+    BatchOutcome outcome;
+    for (const Candidate& candidate : candidates) {
+      const db::TrialRecord trial = trial_base(problem_id, candidate);
+      const auto done = store_->find_measured_trial(trial.measure_key());
+      if (!done) continue;
+      if (done->fate == db::Fate::measured) {
+        outcome.timings.median_us[trial.params_json] = done->median_us.value_or(0.0);
+      } else {
+        outcome.failed.push_back(trial.params_json);
+      }
+    }
+    return outcome;
+  }
+
   // Verifies and times one candidate (or reuses the DB's trial) and records the outcome.
-  Outcome measure(std::int64_t problem_id, int batch, const Candidate& candidate,
+  Outcome measure(std::int64_t problem_id, int batch, const Candidate& candidate, bool verify,
                   Progress& progress, int& measured_now) {
     db::TrialRecord trial = trial_base(problem_id, candidate);
     Outcome outcome;
@@ -272,7 +329,7 @@ class Sweep {
         {"params", json::parse(trial.params_json)},
         {"batch", batch},
         {"seed", 1000003u * static_cast<unsigned>(batch) + static_cast<unsigned>(measured_now)},
-        {"verify", true},
+        {"verify", verify},
         {"inject_fault", candidate.inject_fault}});
     const json& answer = attempt.answer;
     ++measured_now;
@@ -288,7 +345,9 @@ class Sweep {
       timing.p90_us = answer["p90_us"].get<double>();
       timing.samples = answer["samples"].get<int>();
       trial.fate = db::Fate::measured;
-      trial.reason = "verified and timed";
+      trial.reason = verify ? "verified and timed"
+                            : "timed (verified once per shape at batches " +
+                                  batch_list_text(summary_.verify_batches) + ")";
       trial.median_us = timing.median_us;
       trial.p10_us = timing.p10_us;
       trial.p90_us = timing.p90_us;
@@ -358,12 +417,16 @@ class Sweep {
     }
   }
 
-  void sweep_batch(int batch, const std::vector<Candidate>& candidates, Progress& progress) {
+  BatchOutcome sweep_batch(int batch, const std::vector<Candidate>& candidates,
+                           const std::vector<SkippedConfig>& skipped, bool verify,
+                           Progress& progress) {
     SweepBatchSummary batch_summary;
     batch_summary.batch = batch;
+    batch_summary.verified = verify;
+    const std::int64_t problem_id = store_->problem_id(problem_key(batch));
     if (!request_.force) {
       if (const auto winner = existing_winner(batch)) {
-        for (std::size_t i = 0; i < candidates.size(); ++i)
+        for (std::size_t i = 0; i < candidates.size() + skipped.size(); ++i)
           progress.step("batch " + std::to_string(batch) + ": done earlier");
         batch_summary.skipped = true;
         batch_summary.winner_params = winner->params_json;
@@ -373,19 +436,26 @@ class Sweep {
         batch_summary.decision = std::string(db::to_string(winner->decision)) + " (run " +
                                  std::to_string(winner->run_id) + ")";
         summary_.batches.push_back(batch_summary);
-        return;
+        return stored_outcome(problem_id, candidates);
       }
     }
-    const std::int64_t problem_id = store_->problem_id(problem_key(batch));
     const std::string default_params = to_json(request_.family->default_config());
     std::vector<Outcome> measured;
+    BatchOutcome found;
     int measured_now = 0;
     for (const Candidate& candidate : candidates) {
-      Outcome outcome = measure(problem_id, batch, candidate, progress, measured_now);
+      Outcome outcome = measure(problem_id, batch, candidate, verify, progress, measured_now);
       outcome.is_default = outcome.params_json == default_params;
-      if (outcome.timing) measured.push_back(outcome);
+      if (outcome.timing) {
+        measured.push_back(outcome);
+        found.timings.median_us[outcome.params_json] = outcome.timing->median_us;
+      } else if (outcome.fate != db::Fate::transient) {
+        found.failed.push_back(outcome.params_json);
+      }
     }
+    record_skipped(problem_id, batch, skipped, progress);
     batch_summary.measured_now = measured_now;
+    batch_summary.skipped_by_search = static_cast<int>(skipped.size());
     std::sort(measured.begin(), measured.end(), [](const Outcome& a, const Outcome& b) {
       return a.timing->median_us < b.timing->median_us;
     });
@@ -398,7 +468,7 @@ class Sweep {
           "; no winner recorded");
       batch_summary.decision = "none";
       summary_.batches.push_back(batch_summary);
-      return;
+      return found;
     }
     std::vector<std::string> finalists{default_params};
     for (const Outcome& outcome : measured) {
@@ -409,6 +479,7 @@ class Sweep {
     record_retimes(problem_id, final_timings);
     record_winner(batch, batch_summary, finalists, final_timings, measured);
     summary_.batches.push_back(batch_summary);
+    return found;
   }
 
   void record_winner(int batch, SweepBatchSummary& batch_summary,

@@ -10,6 +10,7 @@
 
 #include "core/family.hpp"
 #include "core/shape.hpp"
+#include "tuner/batch_search.hpp"
 
 namespace tuner {
 
@@ -25,6 +26,10 @@ struct SweepRequest {
   const Family* family = nullptr;
   Shape shape;  // canonical
   std::vector<int> batches;
+  // Which configs to measure at which batch (tuner/batch_search.hpp); --exhaustive measures and
+  // verifies every config at every batch.
+  SearchPolicy search;
+  bool exhaustive = false;
   std::optional<std::string> budget_arch;  // default: the measured device's arch
   int device = 0;
   bool force = false;
@@ -47,6 +52,8 @@ struct SweepBatchSummary {
   std::string decision;
   bool skipped = false;  // already done in an earlier run
   int measured_now = 0;
+  int skipped_by_search = 0;  // configs the batch search left unmeasured here
+  bool verified = false;      // configs were verified at this batch (else timed only)
 };
 
 struct SweepSummary {
@@ -56,6 +63,9 @@ struct SweepSummary {
   int faults = 0;
   int transients = 0;  // failed twice by timeout or out of memory: retried by the next sweep
   int wrong_results = 0;
+  int skipped_by_search = 0;        // (config, batch) pairs recorded as skipped_by_search
+  std::vector<int> anchors;         // batches where every config was measured
+  std::vector<int> verify_batches;  // batches where configs were verified
   double copy_gbs = 0.0;
   std::string device_name;
   // Where the time went (seconds): the plan (budget compiles), compiling/loading for the device in
@@ -64,6 +74,7 @@ struct SweepSummary {
   double worker_compile_s = 0.0;
   double verify_s = 0.0;
   double timing_s = 0.0;
+  double search_s = 0.0;  // deciding what to measure (the batch search's own overhead)
   double wall_s = 0.0;
 };
 

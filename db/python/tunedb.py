@@ -8,6 +8,10 @@ in the usual build directories.
                           kv_format="fp8_ds_mla", page_size=64, batch=8)
         gemm = db.lookup("fp8_gemm", "sm_120", n=4096, k=7168, block=128, batch=4)
         found.how, found.params, found.tuned_batch, found.median_us, found.device_name
+        # A shape resolved once, then O(1) lookups by batch (e.g. per captured CUDA graph):
+        shape = db.shape("sparse_mla_decode", "sm_120", local_heads=16, topk=2048,
+                         kv_format="fp8_ds_mla", page_size=64)
+        configs = {batch: shape.lookup(batch).params for batch in (1, 2, 4, 8, 512)}
 
 Lookup rules (exact / bucket / default / not_found) are those of db/tunedb/tunedb.hpp.
 
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Optional
 
-__all__ = ["TuningDb", "Lookup", "TunedbError", "verify", "load_library", "canonical_shape"]
+__all__ = ["TuningDb", "Shape", "Lookup", "TunedbError", "verify", "load_library", "canonical_shape"]
 
 _STATUS_NAMES = {1: "input", 2: "db", 3: "internal"}
 
@@ -112,6 +116,16 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
         ctypes.POINTER(_Result),
     ]
     lib.tunedb_lookup.restype = ctypes.c_int
+    lib.tunedb_shape_open.argtypes = [
+        handle_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(handle_p),
+    ]
+    lib.tunedb_shape_open.restype = ctypes.c_int
+    lib.tunedb_shape_lookup.argtypes = [handle_p, ctypes.c_int, ctypes.POINTER(_Result)]
+    lib.tunedb_shape_lookup.restype = ctypes.c_int
+    lib.tunedb_shape_largest_tuned_batch.argtypes = [handle_p]
+    lib.tunedb_shape_largest_tuned_batch.restype = ctypes.c_int
+    lib.tunedb_shape_close.argtypes = [handle_p]
+    lib.tunedb_shape_close.restype = None
     lib.tunedb_verify.argtypes = [ctypes.c_char_p]
     lib.tunedb_verify.restype = ctypes.c_int
     lib.tunedb_close.argtypes = [handle_p]
@@ -147,7 +161,35 @@ def verify(path: str, library: Optional[str] = None) -> None:
     _check(lib, lib.tunedb_verify(os.fsencode(path)))
 
 
-class TuningDb:
+def _shape_text(shape: Optional[str], dims: dict) -> str:
+    if shape is None:
+        return canonical_shape(**dims)
+    if dims:
+        raise TunedbError("input", "pass the shape either as shape= text or as keywords, "
+                          f"not both (got shape={shape!r} and {sorted(dims)})")
+    return shape
+
+
+class _Closes:
+    """A context manager whose close() also runs when the object is collected."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone already
+            pass
+
+
+class TuningDb(_Closes):
     """A frozen tuning DB (or a tuning store) opened read-only; lookups are thread-safe."""
 
     def __init__(self, path: str, library: Optional[str] = None):
@@ -191,11 +233,7 @@ class TuningDb:
         """The config for (family, arch, shape, batch). The shape is the family's canonical
         dimensions as keyword arguments (local_heads=16, topk=2048, kv_format="fp8_ds_mla",
         page_size=64; or n=4096, k=7168, block=128 for fp8_gemm), or `shape` as canonical text."""
-        if shape is None:
-            shape = canonical_shape(**dims)
-        elif dims:
-            raise TunedbError("input", "pass the shape either as shape= text or as keywords, "
-                              f"not both (got shape={shape!r} and {sorted(dims)})")
+        shape = _shape_text(shape, dims)
         handle = self._acquire()
         try:
             return self._lookup(handle, family, arch, shape, batch)
@@ -207,6 +245,15 @@ class TuningDb:
         _check(self._lib, self._lib.tunedb_lookup(
             handle, family.encode(), arch.encode(), shape.encode(), batch,
             ctypes.byref(result)))
+        return self._to_lookup(result)
+
+    def shape(self, family: str, arch: str, *, shape: Optional[str] = None, **dims) -> "Shape":
+        """(family, arch, shape) resolved once into a Shape whose lookup(batch) reads a dense
+        table (the same answers as lookup(), without the search). The DB stays open while the
+        Shape lives (or until Shape.close())."""
+        return Shape(self, family, arch, _shape_text(shape, dims))
+
+    def _to_lookup(self, result: "_Result") -> Lookup:
         params = {result.params[i].name.decode(): result.params[i].value
                   for i in range(result.n_params)}
         cubin = self._cubin_view(result.cubin, result.cubin_size) if result.cubin else None
@@ -237,14 +284,47 @@ class TuningDb:
             if self._users == 0:
                 self._free()
 
-    def __enter__(self) -> "TuningDb":
-        return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
 
-    def __del__(self) -> None:
+class Shape(_Closes):
+    """A shape resolved once (TuningDb.shape): lookup(batch) is O(1). Batches below 1 raise
+    TunedbError("input"); a batch above the largest tuned one gets that batch's config (how
+    "bucket", tuned_batch < batch)."""
+
+    def __init__(self, db: TuningDb, family: str, arch: str, shape: str):
+        self._db = db
+        self._shape = None
+        self._lock = threading.Lock()
+        handle = db._acquire()  # held until close(): the DB outlives this shape
         try:
-            self.close()
-        except Exception:  # interpreter shutdown: the library may be gone already
-            pass
+            resolved = ctypes.c_void_p()
+            _check(db._lib, db._lib.tunedb_shape_open(
+                handle, family.encode(), arch.encode(), shape.encode(), ctypes.byref(resolved)))
+        except BaseException:
+            db._release()
+            raise
+        self._shape = resolved
+        self.largest_tuned_batch = db._lib.tunedb_shape_largest_tuned_batch(resolved)
+
+    def lookup(self, batch: int) -> Lookup:
+        if not isinstance(batch, int) or not -2**31 <= batch < 2**31:
+            raise TunedbError("input", f"batch {batch!r} is not a batch size: pass an int "
+                              "from 1 to 2**31-1")
+        with self._lock:
+            if self._shape is None:
+                raise TunedbError("input", "lookup on a closed Shape")
+            result = _Result()
+            _check(self._db._lib, self._db._lib.tunedb_shape_lookup(
+                self._shape, batch, ctypes.byref(result)))
+            return self._db._to_lookup(result)
+
+    def close(self) -> None:
+        lock = getattr(self, "_lock", None)
+        if lock is None:
+            return
+        with lock:
+            if self._shape is None:
+                return
+            self._db._lib.tunedb_shape_close(self._shape)
+            self._shape = None
+            self._db._release()

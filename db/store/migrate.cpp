@@ -1,4 +1,6 @@
-// Store schema upgrades, run by Store::open inside the schema transaction.
+// Store schema upgrades, run by Store::open inside the schema transaction. SQLite cannot change a
+// CHECK, so each upgrade moves the trials table aside, lets the schema script create the new one,
+// and copies the rows over.
 #include "db/sqlite/sqlite.hpp"
 #include "db/store/schema.hpp"
 
@@ -16,23 +18,35 @@ constexpr const char* kTrialColumnsV1 =
 }  // namespace
 
 void begin_migration(const Connection& connection, int from_version) {
-  if (from_version != 1) return;
   // The old indexes go first: their names would otherwise keep the new ones from being created.
-  connection.exec(
-      "DROP INDEX IF EXISTS trials_resume_key; DROP INDEX IF EXISTS trials_by_run; "
-      "ALTER TABLE trials RENAME TO trials_v1");
+  if (from_version == 1) {
+    connection.exec(
+        "DROP INDEX IF EXISTS trials_resume_key; DROP INDEX IF EXISTS trials_by_run; "
+        "ALTER TABLE trials RENAME TO trials_old");
+  } else if (from_version == 2) {
+    // Version 3 adds the fate skipped_by_search (and leaves it out of the resume key).
+    connection.exec(
+        "DROP INDEX IF EXISTS trials_resume_key_v2; DROP INDEX IF EXISTS trials_by_run; "
+        "ALTER TABLE trials RENAME TO trials_old");
+  }
 }
 
 void finish_migration(const Connection& connection, int from_version) {
-  if (from_version != 1) return;
-  // Version 1 rows carry no measurement environment: '' never matches a sweep's, so they are
-  // measured again rather than trusted under another NVRTC, driver or protocol.
-  connection.exec(std::string("INSERT INTO trials (") + kTrialColumnsV1 + ", measure_env) SELECT " +
-                  kTrialColumnsV1 + ", '' FROM trials_v1; DROP TABLE trials_v1");
+  if (from_version == 1) {
+    // Version 1 rows carry no measurement environment: '' never matches a sweep's, so they are
+    // measured again rather than trusted under another NVRTC, driver or protocol.
+    connection.exec(std::string("INSERT INTO trials (") + kTrialColumnsV1 +
+                    ", measure_env) SELECT " + kTrialColumnsV1 +
+                    ", '' FROM trials_old; DROP TABLE trials_old");
+  } else if (from_version == 2) {
+    connection.exec(std::string("INSERT INTO trials (") + kTrialColumnsV1 +
+                    ", measure_env) SELECT " + kTrialColumnsV1 +
+                    ", measure_env FROM trials_old; DROP TABLE trials_old");
+  }
 }
 
 void read_older_schema(const Connection& connection, int version) {
-  if (version != 1) return;
+  if (version != 1) return;  // version 2 reads as version 3 does: only a CHECK differs
   // A TEMP view shadows main.trials for unqualified names; the file itself is not touched.
   connection.exec("CREATE TEMP VIEW trials AS SELECT *, '' AS measure_env FROM main.trials");
 }

@@ -41,6 +41,7 @@ constexpr std::array kFates = {
     std::pair{Fate::fault, "fault"},
     std::pair{Fate::transient, "transient"},
     std::pair{Fate::measured, "measured"},
+    std::pair{Fate::skipped_by_search, "skipped_by_search"},
 };
 
 constexpr std::array kStages = {std::pair{Stage::plan, "plan"},

@@ -22,6 +22,9 @@ enum class Fate {
   fault,
   transient,  // timed out or out of memory: retried by the next sweep, never a resume hit
   measured,
+  // Not measured at this batch: the batch search (tuner/batch_search.hpp) judged it too slow at
+  // the neighbouring batches; the reason names the rule. Never a resume hit.
+  skipped_by_search,
 };
 
 // plan: a fate decided without a GPU, recorded again by every plan run.

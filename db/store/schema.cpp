@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS trials (
   compile_key TEXT,
   fate TEXT NOT NULL CHECK (fate IN ('pruned_shape', 'pruned_budget', 'compile_failed',
                                      'pruned_after_compile', 'survivor', 'wrong_result', 'fault',
-                                     'transient', 'measured')),
+                                     'transient', 'measured', 'skipped_by_search')),
   reason TEXT NOT NULL,
   est_smem_bytes INTEGER,
   est_regs INTEGER,
@@ -72,18 +72,19 @@ CREATE TABLE IF NOT EXISTS trials (
   -- What else decides a measurement (NVRTC, driver, measurement protocol): part of the resume key.
   measure_env TEXT NOT NULL DEFAULT '',
   CHECK (stage = 'plan' OR (measured_arch IS NOT NULL AND device_name IS NOT NULL)),
-  CHECK (fate NOT IN ('wrong_result', 'fault', 'transient', 'measured') OR stage <> 'plan'),
+  CHECK (fate NOT IN ('wrong_result', 'fault', 'transient', 'measured', 'skipped_by_search')
+         OR stage <> 'plan'),
   CHECK (fate <> 'survivor' OR stage = 'plan'),
   CHECK (fate <> 'measured' OR median_us IS NOT NULL)
 );
 
--- The resume key. Plan-stage rows are recorded again by every plan run, and a transient failure
--- (timeout, out of memory) is retried by the next sweep, so only the other measured rows are
--- unique.
-CREATE UNIQUE INDEX IF NOT EXISTS trials_resume_key_v2
+-- The resume key. Plan-stage rows are recorded again by every plan run, a transient failure
+-- (timeout, out of memory) is retried by the next sweep, and a config the batch search skipped
+-- may be measured by the next one, so only the other measured rows are unique.
+CREATE UNIQUE INDEX IF NOT EXISTS trials_resume_key_v3
   ON trials (problem_id, params_json, source_hash, budget_arch, measured_arch, device_name,
              measure_env)
-  WHERE stage = 'measure' AND fate <> 'transient';
+  WHERE stage = 'measure' AND fate NOT IN ('transient', 'skipped_by_search');
 CREATE INDEX IF NOT EXISTS trials_by_run ON trials (run_id);
 
 CREATE TABLE IF NOT EXISTS winners (

@@ -300,7 +300,7 @@ void require(bool condition, const std::string& message) {
 
 bool is_measure_only(Fate fate) {
   return fate == Fate::measured || fate == Fate::wrong_result || fate == Fate::fault ||
-         fate == Fate::transient;
+         fate == Fate::transient || fate == Fate::skipped_by_search;
 }
 
 void check_trial(const TrialRecord& trial) {
@@ -395,7 +395,7 @@ Store Store::open_read_only(const std::filesystem::path& path) {
     check_writable_kind(connection, path.string());
     const std::int64_t version = connection.query_int64("PRAGMA user_version");
     read_older_schema(connection, static_cast<int>(version));
-    if (version != kSchemaVersion && version != 1) {
+    if (version != kSchemaVersion && version != 1 && version != 2) {
       throw DbInputError(path.string() + " has schema version " + std::to_string(version) +
                          ", not " + std::to_string(kSchemaVersion) +
                          ": open it once with a writing command (tuner plan --db) to upgrade it");
@@ -502,10 +502,11 @@ std::int64_t Store::record_trial(const TrialRecord& trial, OnDuplicate on_duplic
   row.params_json = canonical_params_json(trial.params_json);
   Transaction transaction(connection_);
   if (row.stage == Stage::measure && on_duplicate == OnDuplicate::replace &&
-      row.fate != Fate::transient) {
+      row.fate != Fate::transient && row.fate != Fate::skipped_by_search) {
     const MeasureKey key = row.measure_key();
     Statement remove = connection_.prepare(
-        "DELETE FROM trials WHERE stage = 'measure' AND fate <> 'transient' AND problem_id = ?1 "
+        "DELETE FROM trials WHERE stage = 'measure' AND fate NOT IN ('transient', "
+        "'skipped_by_search') AND problem_id = ?1 "
         "AND params_json = ?2 AND source_hash = ?3 AND budget_arch = ?4 AND measured_arch = ?5 "
         "AND device_name = ?6 AND measure_env = ?7");
     remove.bind(1, key.problem_id).bind(2, key.params_json).bind(3, key.source_hash);
@@ -540,7 +541,8 @@ std::int64_t Store::record_trial(const TrialRecord& trial, OnDuplicate on_duplic
 
 std::optional<TrialRecord> Store::find_measured_trial(const MeasureKey& key) const {
   Statement select = connection_.prepare(
-      trial_select("WHERE t.stage = 'measure' AND t.fate <> 'transient' AND t.problem_id = ?1 AND "
+      trial_select("WHERE t.stage = 'measure' AND t.fate NOT IN ('transient', "
+                   "'skipped_by_search') AND t.problem_id = ?1 AND "
                    "t.params_json = ?2 AND t.source_hash = ?3 AND t.budget_arch = ?4 AND "
                    "t.measured_arch = ?5 AND t.device_name = ?6 AND t.measure_env = ?7"));
   select.bind(1, key.problem_id).bind(2, canonical_params_json(key.params_json));

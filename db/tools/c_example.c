@@ -1,5 +1,6 @@
 /* tunedb_c_example FROZEN_DB: looks up the fixture shape at a few batch sizes through the C API
- * and prints what it found. Compiled as C99: proves db/tunedb/tunedb.h is plain C. */
+ * (one-call lookups, then a shape resolved once and looked up by batch) and prints what it found.
+ * Compiled as C99: proves db/tunedb/tunedb.h is plain C. */
 #include <stdio.h>
 
 #include "db/tunedb/tunedb.h"
@@ -34,6 +35,24 @@ int main(int argc, char** argv) {
       printf(" %s=%lld", result.params[p].name, (long long)result.params[p].value);
     }
     printf("\n");
+  }
+  /* The serving path: resolve the shape once, then O(1) lookups per captured batch. */
+  {
+    tunedb_shape* shape = NULL;
+    tunedb_result result;
+    if (tunedb_shape_open(db, "sparse_mla_decode", "sm_120",
+                          "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048",
+                          &shape) != TUNEDB_OK ||
+        tunedb_shape_lookup(shape, 512, &result) != TUNEDB_OK) {
+      fprintf(stderr, "tunedb_c_example: error: %s\n", tunedb_last_error());
+      tunedb_shape_close(shape);
+      tunedb_close(db);
+      return 1;
+    }
+    printf("shape handle: batch=512 how=%s tuned_batch=%d (largest tuned %d)\n",
+           tunedb_how_name(result.how), result.tuned_batch,
+           tunedb_shape_largest_tuned_batch(shape));
+    tunedb_shape_close(shape);
   }
   tunedb_close(db);
   return 0;

@@ -23,6 +23,7 @@ extern "C" {
 
 /* NOLINTBEGIN(modernize-use-using) */
 typedef struct tunedb_handle tunedb_handle;
+typedef struct tunedb_shape tunedb_shape; /* a shape resolved once: O(1) lookups by batch */
 
 typedef enum tunedb_status {
   TUNEDB_OK = 0,
@@ -80,6 +81,25 @@ TUNEDB_API tunedb_status tunedb_open(const char* path, tunedb_handle** handle);
 TUNEDB_API tunedb_status tunedb_lookup(const tunedb_handle* handle, const char* family,
                                        const char* arch, const char* shape, int batch,
                                        tunedb_result* result);
+
+/* Resolves (family, arch, shape) once into a dense table indexed by batch: tunedb_shape_lookup
+ * then answers exactly what tunedb_lookup answers (exact / bucket / default, the same pointers)
+ * in O(1), without allocating. A batch above the largest tuned one gets the largest tuned batch's
+ * config (how = BUCKET, tuned_batch < batch); an untuned shape the family default (how = DEFAULT,
+ * miss says why). The shape must be closed (tunedb_shape_close) before its handle. Fails
+ * (TUNEDB_ERROR_INPUT) for NULL arguments or a shape that is not canonical text. */
+TUNEDB_API tunedb_status tunedb_shape_open(const tunedb_handle* handle, const char* family,
+                                           const char* arch, const char* shape,
+                                           tunedb_shape** resolved);
+
+/* Fails (TUNEDB_ERROR_INPUT, see tunedb_last_error) for a NULL argument or batch < 1. */
+TUNEDB_API tunedb_status tunedb_shape_lookup(const tunedb_shape* shape, int batch,
+                                             tunedb_result* result);
+
+/* The largest tuned batch of the shape (batches above it share its config); 0 when untuned. */
+TUNEDB_API int tunedb_shape_largest_tuned_batch(const tunedb_shape* shape);
+
+TUNEDB_API void tunedb_shape_close(tunedb_shape* shape);
 
 /* Recomputes a frozen file's checksum and checks its schema. */
 TUNEDB_API tunedb_status tunedb_verify(const char* path);

@@ -158,6 +158,9 @@ Family make_family() {
   f.source_hash = &source_hash;
   f.open_device = &open_device;
   f.tolerance = "||out - ref|| / ||ref|| < 1e-2, lse |d| / max(|ref|, 1) < 1e-3";
+  // Decode runs inside CUDA graphs captured at every one of the serving stack's sizes.
+  f.default_batches = "cudagraph";
+  f.default_max_batch = 512;
   f.export_name = &export_name;
   f.export_entry = &export_entry;
   return f;

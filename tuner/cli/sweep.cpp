@@ -1,11 +1,14 @@
 // `tuner sweep` (the main job) and `tuner sweep-worker` (its GPU process; not for direct use).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 
 #include "core/cubin_cache.hpp"
+#include "core/error.hpp"
+#include "tuner/batch_set.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/problem_options.hpp"
 #include "tuner/sweep.hpp"
@@ -23,6 +26,10 @@ std::string joined(const std::string& program, const Args& args) {
   return text;
 }
 
+std::string batch_list(const std::vector<int>& batches) {
+  return batches.empty() ? "-" : batch_list_text(batches);
+}
+
 void print_summary(const SweepSummary& summary) {
   std::printf(
       "\nrun %lld on %s (copy bandwidth %.0f GB/s): %d measurements, %d faults, %d transient "
@@ -31,13 +38,19 @@ void print_summary(const SweepSummary& summary) {
       summary.measurements, summary.faults, summary.transients, summary.wrong_results);
   std::printf(
       "time: %.1f s wall = plan %.1f s (budget compiles) + worker compile/load %.1f s + verify "
-      "%.1f s + timing %.1f s + rest\n",
-      summary.wall_s, summary.plan_s, summary.worker_compile_s, summary.verify_s, summary.timing_s);
-  std::printf("%6s %-72s %10s %10s %8s  %s\n", "batch", "winner", "winner_us", "default_us",
-              "speedup", "decision");
+      "%.1f s + timing %.1f s + search %.3f s + rest\n",
+      summary.wall_s, summary.plan_s, summary.worker_compile_s, summary.verify_s, summary.timing_s,
+      summary.search_s);
+  std::printf(
+      "batch search: %d (config, batch) pairs skipped_by_search; anchors %s; verified at %s\n",
+      summary.skipped_by_search, batch_list(summary.anchors).c_str(),
+      batch_list(summary.verify_batches).c_str());
+  std::printf("%6s %-72s %10s %10s %8s %8s %7s  %s\n", "batch", "winner", "winner_us", "default_us",
+              "speedup", "measured", "skipped", "decision");
   for (const SweepBatchSummary& batch : summary.batches) {
-    std::printf("%6d %-72s %10.2f %10.2f %7.2fx  %s\n", batch.batch, batch.winner_params.c_str(),
-                batch.winner_us, batch.default_us, batch.speedup, batch.decision.c_str());
+    std::printf("%6d %-72s %10.2f %10.2f %7.2fx %8d %7d  %s\n", batch.batch,
+                batch.winner_params.c_str(), batch.winner_us, batch.default_us, batch.speedup,
+                batch.measured_now, batch.skipped_by_search, batch.decision.c_str());
   }
 }
 
@@ -78,17 +91,32 @@ class ProgressBar {
 int run_sweep(const Args& args) {
   ProblemOptions problem = problem_options_for(args);
   std::string db_path;
-  std::string batches = "1,2,4,8,16,32,48,64,80,96,128";
+  std::string batches = problem.family->default_batches;
+  int max_batch = problem.family->default_max_batch;
+  std::string anchors = "1,8,64,512";
   std::string budget_arch;
   std::string cache_dir;
   SweepRequest request;
+  double margin_pct = request.search.margin * 100.0;
   po::options_description options("sweep options");
   add_problem_options(options, problem);
   options.add_options()("db", po::value(&db_path)->required(),
                         "SQLite tuning DB (created when missing)")(
-      "batches", po::value(&batches)->default_value(batches), "batch sizes to tune")(
-      "budget-arch", po::value(&budget_arch),
-      "prune with this arch's limits (e.g. sm_120); default: the GPU's")(
+      "batches", po::value(&batches)->default_value(batches),
+      "batch sizes to tune: a list (1,2,4), ranges (1-16, 8-64:8) and/or 'cudagraph' (vLLM's "
+      "CUDA-graph capture sizes up to --max-batch)")(
+      "max-batch", po::value(&max_batch)->default_value(max_batch),
+      "the largest batch of 'cudagraph' (the family's default maximum)")(
+      "exhaustive", po::bool_switch(&request.exhaustive),
+      "measure and verify every config at every batch (no batch search)")(
+      "search-anchors", po::value(&anchors)->default_value(anchors),
+      "batch search: the batches nearest these are measured exhaustively")(
+      "search-margin", po::value(&margin_pct)->default_value(margin_pct),
+      "batch search: elsewhere measure configs within this % of a neighbouring anchor's best")(
+      "search-keep", po::value(&request.search.max_keep)->default_value(request.search.max_keep),
+      "batch search: at most this many configs per non-anchor batch (plus the default and the "
+      "batch below's fastest)")("budget-arch", po::value(&budget_arch),
+                                "prune with this arch's limits (e.g. sm_120); default: the GPU's")(
       "device", po::value(&request.device)->default_value(0), "CUDA device ordinal")(
       "force", po::bool_switch(&request.force), "measure again what the DB already holds")(
       "cache-dir", po::value(&cache_dir), "cubin cache directory (default $XDG_CACHE_HOME/tuner)")(
@@ -103,7 +131,18 @@ int run_sweep(const Args& args) {
   const Problem parsed = parse_problem(problem);
   request.family = parsed.family;
   request.shape = parsed.shape;
-  request.batches = parse_int_list(batches, "batches");
+  request.batches = parse_batch_set(batches, max_batch);
+  request.search.anchor_targets = parse_int_list(anchors, "search-anchors");
+  if (!(margin_pct >= 0.0 && margin_pct <= 100000.0)) {  // also refuses NaN
+    throw InputError("--search-margin " + std::to_string(margin_pct) +
+                     " is not a percentage: pass 0 or more (e.g. 5)");
+  }
+  request.search.margin = margin_pct / 100.0;
+  request.search.wide_margin = std::max(request.search.wide_margin, request.search.margin);
+  if (request.search.max_keep < 1) {
+    throw InputError("--search-keep must be 1 or more, got " +
+                     std::to_string(request.search.max_keep));
+  }
   if (!budget_arch.empty()) request.budget_arch = budget_arch;
   request.cache_dir = cache_dir.empty() ? default_cache_dir().string() : cache_dir;
   CubinCache check_cache_dir(request.cache_dir);  // fails early, naming the dir, when unusable

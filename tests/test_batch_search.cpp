@@ -1,0 +1,199 @@
+// tuner/batch_search: the search's choices on synthetic timings (no GPU). The landscape below is
+// written here, independently of the search: configs differ in per-launch overhead and in how
+// many CTAs they split the work into, so the fastest config changes with the batch size.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tuner/batch_search.hpp"
+#include "tuner/batch_set.hpp"
+
+using tuner::BatchPick;
+using tuner::BatchTimings;
+using tuner::SearchPolicy;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+struct Synthetic {
+  std::string params;
+  double overhead_us;  // fixed cost per launch
+  double per_item_us;  // cost per batch row at full occupancy
+  int ctas;            // work is split into this many CTAs over 132 SMs
+};
+
+// 96 configs (as many as the default problem's survivors): 4 CTA targets x 24 overhead /
+// throughput trade-offs.
+std::vector<Synthetic> landscape() {
+  std::vector<Synthetic> configs;
+  for (const int ctas : {128, 256, 512, 1024}) {
+    for (int variant = 0; variant < 24; ++variant) {
+      configs.push_back(
+          {"{\"ctas\":" + std::to_string(ctas) + ",\"v\":" + std::to_string(variant) + "}",
+           4.0 + 0.4 * variant + ctas / 256.0, 1.3 - 0.012 * variant, ctas});
+    }
+  }
+  return configs;
+}
+
+// Time of one config at one batch: the work quantized into waves of 132 SMs.
+double time_us(const Synthetic& config, int batch) {
+  const double rows_per_cta = std::ceil(batch * 16.0 / config.ctas);
+  const double waves = std::ceil(config.ctas / 132.0);
+  return config.overhead_us + config.per_item_us * rows_per_cta * waves * 8.0;
+}
+
+std::vector<std::string> all_params() {
+  std::vector<std::string> params;
+  for (const Synthetic& config : landscape()) params.push_back(config.params);
+  return params;
+}
+
+BatchTimings measure(int batch, const std::vector<std::string>& which) {
+  BatchTimings timings{batch, {}};
+  for (const Synthetic& config : landscape()) {
+    if (std::find(which.begin(), which.end(), config.params) != which.end()) {
+      timings.median_us[config.params] = time_us(config, batch);
+    }
+  }
+  return timings;
+}
+
+}  // namespace
+
+TEST_CASE("batch search: anchors, verification batches and the visiting order") {
+  const SearchPolicy policy;
+  CHECK(tuner::anchor_batches(tuner::cudagraph_batches(512), policy) ==
+        std::vector<int>{1, 8, 64, 512});
+  CHECK(tuner::anchor_batches({1, 2, 4, 8, 16, 32, 48, 64, 80, 96, 128}, policy) ==
+        std::vector<int>{1, 8, 64, 128});
+  CHECK(tuner::anchor_batches({3, 700}, policy) == std::vector<int>{3, 700});
+  CHECK(tuner::anchor_batches({3, 5, 700}, policy) == std::vector<int>{3, 5, 700});
+  CHECK(tuner::verify_batches({1, 8, 64, 512}, policy) == std::vector<int>{1, 64, 512});
+  CHECK(tuner::verify_batches({1, 8}, policy) == std::vector<int>{1, 8});
+  const std::vector<int> order = tuner::search_order({1, 2, 4, 8, 16, 64, 80, 512}, policy);
+  CHECK(order == std::vector<int>{1, 64, 512, 8, 2, 4, 16, 80});  // verified anchors first
+}
+
+TEST_CASE("batch search: an anchor measures everything; elsewhere the margin rule skips") {
+  const SearchPolicy policy;
+  const std::vector<int> anchors{1, 8, 64, 512};
+  const std::vector<std::string> configs{"a", "b", "c", "d", "e", "f", "g", "h"};
+  const BatchPick at_anchor = tuner::pick_configs(8, configs, "h", anchors, {}, policy);
+  CHECK(at_anchor.measure == configs);
+  CHECK(at_anchor.skipped.empty());
+
+  // Neighbours 8 and 64 agree on "a"; "b" is 3 % behind (kept), "e".."g" far behind.
+  const BatchTimings at8{
+      8,
+      {{"a", 10}, {"b", 10.3}, {"c", 11}, {"d", 12}, {"e", 15}, {"f", 16}, {"g", 17}, {"h", 20}}};
+  const BatchTimings at64{
+      64,
+      {{"a", 50}, {"b", 51.5}, {"c", 60}, {"d", 61}, {"e", 62}, {"f", 63}, {"g", 64}, {"h", 90}}};
+  SearchPolicy narrow = policy;
+  narrow.keep_top = 2;
+  const BatchPick between = tuner::pick_configs(16, configs, "h", anchors, {at8, at64}, narrow);
+  CHECK(between.measure == std::vector<std::string>{"a", "b", "h"});  // h: the default
+  REQUIRE(between.skipped.size() == 5);
+  CHECK(between.skipped[0].params_json == "c");
+  CHECK(contains(between.skipped[0].reason, "+10.0% vs the best at anchor 8 (rank 3)"));
+  CHECK(contains(between.skipped[0].reason, "+20.0% vs the best at anchor 64 (rank 3)"));
+  CHECK(contains(between.skipped[0].reason, "within 5%"));
+
+  // When the neighbours' winners differ the margin widens: c (+10 % at 8, 4th at 64) is measured.
+  BatchTimings flipped = at64;
+  flipped.median_us["d"] = 40;
+  const BatchPick wide = tuner::pick_configs(16, configs, "h", anchors, {at8, flipped}, narrow);
+  CHECK(std::count(wide.measure.begin(), wide.measure.end(), "c") == 1);
+  CHECK(contains(wide.skipped.front().reason, "widened"));
+}
+
+TEST_CASE("batch search: a config that failed at an anchor is skipped, saying so") {
+  const SearchPolicy policy;
+  const BatchTimings at1{1, {{"a", 5}}};
+  const BatchTimings at8{8, {{"a", 7}}};
+  const BatchPick pick = tuner::pick_configs(4, {"a", "broken"}, "a", {1, 8}, {at1, at8}, policy);
+  CHECK(pick.measure == std::vector<std::string>{"a"});
+  REQUIRE(pick.skipped.size() == 1);
+  CHECK(contains(pick.skipped[0].reason, "no timing at anchor 1 (failed or not measured)"));
+}
+
+TEST_CASE(
+    "batch search: every captured size, complete fates, near-oracle winners, far fewer "
+    "measurements") {
+  const SearchPolicy policy;
+  const std::vector<int> batches = tuner::cudagraph_batches(512);
+  const std::vector<std::string> configs = all_params();
+  std::size_t measured = 0;
+  std::vector<int> visited;
+  const auto measure_batch = [&](int batch, const BatchPick& pick, bool verify) {
+    CAPTURE(batch);
+    visited.push_back(batch);
+    CHECK(verify == (batch == 1 || batch == 64 || batch == 512));
+    // Every config gets exactly one fate at every batch: measured or skipped_by_search.
+    std::set<std::string> seen(pick.measure.begin(), pick.measure.end());
+    for (const auto& skipped : pick.skipped) seen.insert(skipped.params_json);
+    CHECK(seen.size() == configs.size());
+    CHECK(pick.measure.size() + pick.skipped.size() == configs.size());
+    measured += pick.measure.size();
+    const BatchTimings found = measure(batch, pick.measure);
+    // Regret against the oracle: the best of all configs at this batch.
+    double oracle = 1e30;
+    for (const Synthetic& config : landscape()) oracle = std::min(oracle, time_us(config, batch));
+    double searched = 1e30;
+    for (const auto& [params, median] : found.median_us) searched = std::min(searched, median);
+    CHECK(searched <= oracle * 1.02);
+    return tuner::BatchOutcome{found, {}};
+  };
+  const tuner::SearchRun run =
+      tuner::run_batch_search(batches, configs, configs.front(), policy, false, measure_batch);
+  std::sort(visited.begin(), visited.end());
+  CHECK(visited == batches);
+  CHECK(run.verified == std::vector<int>{1, 64, 512});
+  CHECK(run.skipped == static_cast<int>(configs.size() * batches.size() - measured));
+  CHECK(measured < configs.size() * batches.size() * 4 / 10);
+}
+
+TEST_CASE("batch search: a failed config is not measured again; --exhaustive measures all") {
+  const std::vector<std::string> configs{"a", "b", "broken"};
+  std::map<int, std::vector<std::string>> measured;
+  std::map<int, bool> verified;
+  const auto measure_batch = [&](int batch, const BatchPick& pick, bool verify) {
+    measured[batch] = pick.measure;
+    verified[batch] = verify;
+    tuner::BatchOutcome outcome;
+    for (const std::string& params : pick.measure) {
+      if (params == "broken") {
+        outcome.failed.push_back(params);
+      } else {
+        outcome.timings.median_us[params] = params == "a" ? 10.0 : 11.0;
+      }
+    }
+    return outcome;
+  };
+  const std::vector<int> batches{1, 2, 4, 8, 64};
+  const tuner::SearchRun searched =
+      tuner::run_batch_search(batches, configs, "a", SearchPolicy{}, false, measure_batch);
+  CHECK(searched.skipped == 4);       // "broken" at 2, 4, 8 and 64
+  CHECK(measured.at(1).size() == 3);  // the first verified batch measures everything
+  for (const int batch : {2, 4, 8, 64}) {
+    CAPTURE(batch);
+    CHECK(std::count(measured.at(batch).begin(), measured.at(batch).end(), "broken") == 0);
+  }
+  CHECK_FALSE(verified.at(4));  // anchors 1, 8, 64 are verified; 2 and 4 are timed only
+  const tuner::SearchRun exhaustive =
+      tuner::run_batch_search(batches, configs, "a", SearchPolicy{}, true, measure_batch);
+  CHECK(exhaustive.skipped == 0);
+  for (const int batch : batches) {
+    CHECK(measured.at(batch).size() == 3);
+    CHECK(verified.at(batch));
+  }
+}

@@ -1,0 +1,50 @@
+// tuner/batch_set: the --batches forms and vLLM's CUDA-graph capture list.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "tuner/batch_set.hpp"
+
+using tuner::cudagraph_batches;
+using tuner::InputError;
+using tuner::parse_batch_set;
+
+TEST_CASE("batch set: cudagraph is vLLM's 51 capture sizes up to 512") {
+  const std::vector<int> all = cudagraph_batches(512);
+  REQUIRE(all.size() == 51);
+  CHECK(std::vector<int>(all.begin(), all.begin() + 5) == std::vector<int>{1, 2, 4, 8, 16});
+  CHECK(all[33] == 248);  // the last multiple of 8
+  CHECK(all[34] == 256);  // then multiples of 16
+  CHECK(all[35] == 272);
+  CHECK(all.back() == 512);
+  CHECK(cudagraph_batches(128).size() == 3 + 16);
+  CHECK(cudagraph_batches(100).back() == 96);
+  CHECK(cudagraph_batches(1) == std::vector<int>{1});
+}
+
+TEST_CASE("batch set: lists, ranges, steps and the named set, sorted without repeats") {
+  CHECK(parse_batch_set("8,1,4,1", 512) == std::vector<int>{1, 4, 8});
+  CHECK(parse_batch_set("3-6", 512) == std::vector<int>{3, 4, 5, 6});
+  CHECK(parse_batch_set("8-40:16,2", 512) == std::vector<int>{2, 8, 24, 40});
+  CHECK(parse_batch_set("cudagraph", 16) == std::vector<int>{1, 2, 4, 8, 16});
+  CHECK(parse_batch_set("cudagraph,3,600", 8) == std::vector<int>{1, 2, 3, 4, 8, 600});
+}
+
+TEST_CASE("batch set: the list text round-trips") {
+  const std::vector<int> batches = cudagraph_batches(64);
+  CHECK(tuner::batch_list_text({1, 8, 64}) == "1,8,64");
+  CHECK(tuner::batch_list_text({}).empty());
+  CHECK(parse_batch_set(tuner::batch_list_text(batches), 512) == batches);
+}
+
+TEST_CASE("batch set: bad items are refused, naming --batches and the forms") {
+  for (const std::string text : {"0", "abc", "5-3", "", "1,,2", "4-", "1-8:0", "-3", "2000000"}) {
+    CAPTURE(text);
+    CHECK_THROWS_WITH_AS(parse_batch_set(text, 512), doctest::Contains("--batches"), InputError);
+  }
+  CHECK_THROWS_WITH_AS(parse_batch_set("5-3", 512), doctest::Contains("low-high"), InputError);
+  CHECK_THROWS_WITH_AS(parse_batch_set("cudagraph", 0), doctest::Contains("--max-batch"),
+                       InputError);
+}

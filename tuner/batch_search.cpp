@@ -1,0 +1,219 @@
+#include "tuner/batch_search.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+namespace tuner {
+
+namespace {
+
+// The requested batch nearest to `target` on a log scale (ties: the smaller).
+int nearest(const std::vector<int>& batches, int target) {
+  int best = batches.front();
+  for (const int batch : batches) {
+    if (std::abs(std::log(static_cast<double>(batch) / target)) <
+        std::abs(std::log(static_cast<double>(best) / target))) {
+      best = batch;
+    }
+  }
+  return best;
+}
+
+// Configs by median, fastest first.
+std::vector<std::pair<double, std::string>> ranked(const BatchTimings& timings) {
+  std::vector<std::pair<double, std::string>> order;
+  for (const auto& [params, median] : timings.median_us) order.emplace_back(median, params);
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+const BatchTimings* find_done(const std::vector<BatchTimings>& done, int batch) {
+  for (const BatchTimings& timings : done) {
+    if (timings.batch == batch && !timings.median_us.empty()) return &timings;
+  }
+  return nullptr;
+}
+
+// The measured anchors nearest below and above `batch` (either may be missing).
+std::vector<const BatchTimings*> neighbours(int batch, const std::vector<int>& anchors,
+                                            const std::vector<BatchTimings>& done) {
+  const BatchTimings* below = nullptr;
+  const BatchTimings* above = nullptr;
+  for (const int anchor : anchors) {
+    const BatchTimings* timings = find_done(done, anchor);
+    if (timings == nullptr) continue;
+    if (anchor < batch) below = timings;
+    if (anchor > batch && above == nullptr) above = timings;
+  }
+  std::vector<const BatchTimings*> found;
+  if (below != nullptr) found.push_back(below);
+  if (above != nullptr) found.push_back(above);
+  return found;
+}
+
+// The nearest batch done below `batch` that is not an anchor (the previous step of the walk).
+const BatchTimings* previous(int batch, const std::vector<int>& anchors,
+                             const std::vector<BatchTimings>& done) {
+  const BatchTimings* best = nullptr;
+  for (const BatchTimings& timings : done) {
+    if (timings.batch >= batch || timings.median_us.empty()) continue;
+    if (std::binary_search(anchors.begin(), anchors.end(), timings.batch)) continue;
+    if (best == nullptr || timings.batch > best->batch) best = &timings;
+  }
+  return best;
+}
+
+std::string where_at(const BatchTimings& anchor, const std::string& params) {
+  const auto found = anchor.median_us.find(params);
+  if (found == anchor.median_us.end()) {
+    return "no timing at anchor " + std::to_string(anchor.batch) + " (failed or not measured)";
+  }
+  const auto order = ranked(anchor);
+  const double best = order.front().first;
+  std::size_t rank = 1;
+  while (rank <= order.size() && order[rank - 1].second != params) ++rank;
+  char text[96];
+  std::snprintf(text, sizeof text, "%+.1f%% vs the best at anchor %d (rank %zu)",
+                100.0 * (found->second - best) / best, anchor.batch, rank);
+  return text;
+}
+
+// The `most` configs of `eligible` nearest to a neighbouring anchor's best (by relative gap).
+std::set<std::string> closest(const std::set<std::string>& eligible,
+                              const std::vector<const BatchTimings*>& near, int most) {
+  std::vector<std::pair<double, std::string>> scored;
+  for (const std::string& params : eligible) {
+    double gap = 1e30;
+    for (const BatchTimings* anchor : near) {
+      const auto found = anchor->median_us.find(params);
+      if (found == anchor->median_us.end()) continue;
+      gap = std::min(gap, found->second / ranked(*anchor).front().first - 1.0);
+    }
+    scored.emplace_back(gap, params);
+  }
+  std::sort(scored.begin(), scored.end());
+  if (static_cast<int>(scored.size()) > most) scored.resize(static_cast<std::size_t>(most));
+  std::set<std::string> kept;
+  for (const auto& [gap, params] : scored) kept.insert(params);
+  return kept;
+}
+
+}  // namespace
+
+std::vector<int> anchor_batches(const std::vector<int>& batches, const SearchPolicy& policy) {
+  if (batches.size() <= 2) return batches;
+  std::set<int> anchors{batches.front(), batches.back()};
+  for (const int target : policy.anchor_targets) anchors.insert(nearest(batches, target));
+  return {anchors.begin(), anchors.end()};
+}
+
+std::vector<int> verify_batches(const std::vector<int>& anchors, const SearchPolicy& policy) {
+  if (static_cast<int>(anchors.size()) <= policy.verify_batches) return anchors;
+  std::set<int> chosen{anchors.front(), anchors.back()};
+  if (policy.verify_batches >= 3) chosen.insert(anchors[anchors.size() / 2]);
+  return {chosen.begin(), chosen.end()};
+}
+
+std::vector<int> search_order(const std::vector<int>& batches, const SearchPolicy& policy) {
+  const std::vector<int> anchors = anchor_batches(batches, policy);
+  std::vector<int> order = verify_batches(anchors, policy);
+  for (const int batch : anchors) {
+    if (std::find(order.begin(), order.end(), batch) == order.end()) order.push_back(batch);
+  }
+  for (const int batch : batches) {
+    if (std::find(order.begin(), order.end(), batch) == order.end()) order.push_back(batch);
+  }
+  return order;
+}
+
+BatchPick pick_configs(int batch, const std::vector<std::string>& configs,
+                       const std::string& default_params, const std::vector<int>& anchors,
+                       const std::vector<BatchTimings>& done, const SearchPolicy& policy) {
+  BatchPick pick;
+  const std::vector<const BatchTimings*> near = neighbours(batch, anchors, done);
+  if (std::binary_search(anchors.begin(), anchors.end(), batch) || near.empty()) {
+    pick.measure = configs;  // an anchor (or nothing to go by): every config
+    return pick;
+  }
+  const bool disagree =
+      near.size() == 2 && ranked(*near[0]).front().second != ranked(*near[1]).front().second;
+  const double margin = disagree ? policy.wide_margin : policy.margin;
+  std::set<std::string> eligible;
+  for (const BatchTimings* anchor : near) {
+    const auto order = ranked(*anchor);
+    for (std::size_t rank = 0; rank < order.size(); ++rank) {
+      if (static_cast<int>(rank) < policy.keep_top ||
+          order[rank].first <= order.front().first * (1.0 + margin)) {
+        eligible.insert(order[rank].second);
+      }
+    }
+  }
+  std::set<std::string> keep = closest(eligible, near, policy.max_keep);
+  keep.insert(default_params);
+  if (const BatchTimings* before = previous(batch, anchors, done)) {
+    const auto order = ranked(*before);
+    for (std::size_t rank = 0; rank < order.size() && static_cast<int>(rank) < policy.keep_top;
+         ++rank) {
+      keep.insert(order[rank].second);
+    }
+  }
+  char rule[160];
+  std::snprintf(rule, sizeof rule,
+                "; kept: within %.0f%% of a neighbouring anchor's best (%s) or its %d fastest, "
+                "at most the %d closest; the %d fastest at the batch below; the default",
+                100.0 * margin, disagree ? "widened: their winners differ" : "their winners agree",
+                policy.keep_top, policy.max_keep, policy.keep_top);
+  for (const std::string& params : configs) {
+    if (keep.contains(params)) {
+      pick.measure.push_back(params);
+      continue;
+    }
+    std::string reason = "skipped by the batch search at batch " + std::to_string(batch) + ": ";
+    for (std::size_t i = 0; i < near.size(); ++i) {
+      reason += (i > 0 ? ", " : "") + where_at(*near[i], params);
+    }
+    pick.skipped.push_back({params, reason + rule});
+  }
+  return pick;
+}
+
+SearchRun run_batch_search(const std::vector<int>& batches, const std::vector<std::string>& configs,
+                           const std::string& default_params, const SearchPolicy& policy,
+                           bool exhaustive, const MeasureBatch& measure_batch) {
+  SearchRun run;
+  run.anchors = exhaustive ? batches : anchor_batches(batches, policy);
+  run.verified = exhaustive ? batches : verify_batches(run.anchors, policy);
+  std::vector<BatchTimings> done;
+  std::map<std::string, int> failed_at;  // config -> the batch where it failed
+  for (const int batch : exhaustive ? batches : search_order(batches, policy)) {
+    const auto began = std::chrono::steady_clock::now();
+    std::vector<std::string> alive;
+    BatchPick pick;
+    for (const std::string& params : configs) {
+      const auto failed = failed_at.find(params);
+      if (exhaustive || failed == failed_at.end()) {  // --exhaustive measures failures again
+        alive.push_back(params);
+      } else {
+        pick.skipped.push_back({params, "skipped by the batch search at batch " +
+                                            std::to_string(batch) + ": it failed at batch " +
+                                            std::to_string(failed->second) + " in this sweep"});
+      }
+    }
+    BatchPick chosen = pick_configs(batch, alive, default_params, run.anchors, done, policy);
+    pick.measure = std::move(chosen.measure);
+    pick.skipped.insert(pick.skipped.end(), chosen.skipped.begin(), chosen.skipped.end());
+    run.skipped += static_cast<int>(pick.skipped.size());
+    run.search_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    const bool verify = std::binary_search(run.verified.begin(), run.verified.end(), batch);
+    BatchOutcome outcome = measure_batch(batch, pick, verify);
+    for (const std::string& params : outcome.failed) failed_at.emplace(params, batch);
+    outcome.timings.batch = batch;
+    done.push_back(std::move(outcome.timings));
+  }
+  return run;
+}
+
+}  // namespace tuner

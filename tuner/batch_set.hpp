@@ -1,0 +1,21 @@
+#pragma once
+// The batch sizes a sweep tunes. Serving stacks capture one CUDA graph per batch size; vLLM's
+// default capture list is 1, 2, 4, the multiples of 8 up to 248, then the multiples of 16 up to
+// 512 (51 sizes; SGLang's lists are similar), so the named set `cudagraph` is that list.
+#include <string>
+#include <vector>
+
+namespace tuner {
+
+// vLLM's default CUDA-graph capture sizes up to `max_batch` (51 sizes for 512).
+std::vector<int> cudagraph_batches(int max_batch);
+
+// `--batches` text: comma-separated items, each a batch ("37"), a range ("1-16", every batch;
+// "8-64:8", every 8th from 8), or the named set "cudagraph" (cudagraph_batches(max_batch)).
+// Returns the batches sorted and without repeats. Throws InputError naming --batches and the form.
+std::vector<int> parse_batch_set(const std::string& text, int max_batch);
+
+// "1,8,64" (the --batches list form); "" for none.
+std::string batch_list_text(const std::vector<int>& batches);
+
+}  // namespace tuner
