@@ -13,6 +13,7 @@
 #include "core/measure.hpp"
 #include "core/nvrtc.hpp"
 #include "core/worker_process.hpp"
+#include "db/store/shards.hpp"
 #include "db/store/store.hpp"
 #include "db/store/winner_rule.hpp"
 #include "tuner/plan.hpp"
@@ -145,16 +146,28 @@ class Sweep {
                                kMeasureProtocolVersion);
     run_id_ = store_->begin_run(run);
     summary_.run_id = run_id_;
+    if (request_.shard.sharded()) {
+      db::record_shard(*store_,
+                       db::ShardRecord{run_id_, request_.shard.index, request_.shard.count,
+                                       sweep_work(request_.family->name, request_.shape.canonical(),
+                                                  budget_arch_, request_.batches)});
+    }
     const auto plan_began = std::chrono::steady_clock::now();
     const std::vector<Candidate> candidates = plan_candidates();
     summary_.plan_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_began).count();
-    Progress progress(request_, static_cast<int>(candidates.size() * request_.batches.size()));
+    Progress progress(request_, count_items(candidates));
     progress.note("sweep: " + std::to_string(candidates.size()) + " candidates x " +
                   std::to_string(request_.batches.size()) + " batches on " + device_name_ + " (" +
                   measured_arch_ + "), budget arch " + budget_arch_ + ", run " +
                   std::to_string(run_id_));
-    for (int batch : request_.batches) sweep_batch(batch, candidates, progress);
+    for (int batch : request_.batches) {
+      if (request_.shard.sharded()) {
+        sweep_shard_batch(batch, candidates, progress);
+      } else {
+        sweep_batch(batch, candidates, progress);
+      }
+    }
     store_->end_run(run_id_);
     summary_.wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
@@ -356,6 +369,34 @@ class Sweep {
       trial.rel_spread = to_db_timing(timing).rel_spread;
       store_->record_trial(trial);
     }
+  }
+
+  bool in_my_shard(int batch, const Candidate& candidate) const {
+    return in_shard(request_.shard,
+                    sweep_item_key(request_.shape.canonical(), batch, to_json(candidate.config)));
+  }
+
+  int count_items(const std::vector<Candidate>& candidates) const {
+    int items = 0;
+    for (int batch : request_.batches) {
+      for (const Candidate& candidate : candidates) items += in_my_shard(batch, candidate) ? 1 : 0;
+    }
+    return items;
+  }
+
+  // A shard measures its items and stops there: a winner needs every candidate of the batch,
+  // which only tuner merge sees.
+  void sweep_shard_batch(int batch, const std::vector<Candidate>& candidates, Progress& progress) {
+    const std::int64_t problem_id = store_->problem_id(problem_key(batch));
+    SweepBatchSummary batch_summary;
+    batch_summary.batch = batch;
+    for (const Candidate& candidate : candidates) {
+      if (in_my_shard(batch, candidate)) {
+        measure(problem_id, batch, candidate, progress, batch_summary.measured_now);
+      }
+    }
+    batch_summary.decision = "shard " + request_.shard.text() + ": decided by tuner merge";
+    summary_.batches.push_back(batch_summary);
   }
 
   void sweep_batch(int batch, const std::vector<Candidate>& candidates, Progress& progress) {

@@ -10,6 +10,7 @@
 
 #include "core/family.hpp"
 #include "core/shape.hpp"
+#include "tuner/shard.hpp"
 
 namespace tuner {
 
@@ -34,6 +35,9 @@ struct SweepRequest {
   double memory_gib = 1.0;  // input footprint (the KV cache, the GEMM operands)
   int launches_per_graph = 32;
   bool inject_fault_candidate = false;  // test-only: adds a candidate that writes out of bounds
+  // --shard i/N: measure only this slice of the (shape, batch, config) items and record no
+  // winners (tuner merge decides them from all shards' trials).
+  ShardSpec shard;
   std::string command_line;
   std::function<void(const SweepProgress&)> on_progress;  // may be empty
 };

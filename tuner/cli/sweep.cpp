@@ -81,6 +81,7 @@ int run_sweep(const Args& args) {
   std::string batches = "1,2,4,8,16,32,48,64,80,96,128";
   std::string budget_arch;
   std::string cache_dir;
+  std::string shard_text = "1/1";
   SweepRequest request;
   po::options_description options("sweep options");
   add_problem_options(options, problem);
@@ -96,6 +97,9 @@ int run_sweep(const Args& args) {
       "configs re-timed against the default")(
       "memory-gib", po::value(&request.memory_gib)->default_value(request.memory_gib),
       "input footprint in GiB (KV cache, GEMM operand rotations): several times the L2")(
+      "shard", po::value(&shard_text),
+      "i/N: measure only this deterministic slice of the (batch, config) work into --db and "
+      "record no winners; tuner merge puts the N shard DBs together and decides them")(
       "test-fault-candidate", po::bool_switch(&request.inject_fault_candidate),
       "test only: add a candidate that writes out of bounds, to prove fault isolation");
   if (!parse_or_help("sweep", "--db FILE [options]", options, args)) return 0;
@@ -104,6 +108,7 @@ int run_sweep(const Args& args) {
   request.family = parsed.family;
   request.shape = parsed.shape;
   request.batches = parse_int_list(batches, "batches");
+  request.shard = parse_shard(shard_text);
   if (!budget_arch.empty()) request.budget_arch = budget_arch;
   request.cache_dir = cache_dir.empty() ? default_cache_dir().string() : cache_dir;
   CubinCache check_cache_dir(request.cache_dir);  // fails early, naming the dir, when unusable
