@@ -57,8 +57,8 @@ void write_shard(const std::filesystem::path& path, const tuner::ShardSpec& shar
   run.measured_arch = "sm_90";
   const std::int64_t run_id = store.begin_run(run);
   store.add_source(hash, family.name);
-  tuner::db::record_shard(store, {run_id, shard.index, shard.count,
-                                  tuner::sweep_work(family.name, shape, "sm_90", kBatches)});
+  tuner::db::record_shard(store, run_id, shard.index, shard.count,
+                          tuner::sweep_work(family.name, shape, "sm_90", kBatches));
   const std::vector<tuner::Config> configs = tuner::cross_product(family.space());
   const std::int64_t plan_problem = store.problem_id({family.name, shape, std::nullopt});
   for (const tuner::Config& config : configs) {

@@ -58,7 +58,7 @@ void write_store(const fs::path& path, const StoreSpec& spec) {
   const std::int64_t run_id = store.begin_run(run);
   store.add_source(spec.source_hash, "sparse_mla_decode");
   if (spec.shard) {
-    db::record_shard(store, {run_id, spec.shard->index, spec.shard->count, spec.work});
+    db::record_shard(store, run_id, spec.shard->index, spec.shard->count, spec.work);
   }
   for (const Timed& timed : spec.trials) {
     db::TrialRecord trial;

@@ -147,10 +147,9 @@ class Sweep {
     run_id_ = store_->begin_run(run);
     summary_.run_id = run_id_;
     if (request_.shard.sharded()) {
-      db::record_shard(*store_,
-                       db::ShardRecord{run_id_, request_.shard.index, request_.shard.count,
-                                       sweep_work(request_.family->name, request_.shape.canonical(),
-                                                  budget_arch_, request_.batches)});
+      db::record_shard(*store_, run_id_, request_.shard.index, request_.shard.count,
+                       sweep_work(request_.family->name, request_.shape.canonical(), budget_arch_,
+                                  request_.batches));
     }
     const auto plan_began = std::chrono::steady_clock::now();
     const std::vector<Candidate> candidates = plan_candidates();

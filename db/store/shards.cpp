@@ -2,14 +2,15 @@
 
 namespace tuner::db {
 
-void record_shard(Store& store, const ShardRecord& shard) {
-  if (shard.index < 1 || shard.index > shard.count) {
-    throw DbInputError("shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) +
+void record_shard(Store& store, std::int64_t run_id, int index, int count,
+                  const std::string& work) {
+  if (index < 1 || index > count) {
+    throw DbInputError("shard " + std::to_string(index) + "/" + std::to_string(count) +
                        " is out of range: use i/N with 1 <= i <= N");
   }
   Statement insert = store.connection().prepare(
       "INSERT INTO shards (run_id, shard_index, shard_count, work) VALUES (?1, ?2, ?3, ?4)");
-  insert.bind(1, shard.run_id).bind(2, shard.index).bind(3, shard.count).bind(4, shard.work).run();
+  insert.bind(1, run_id).bind(2, index).bind(3, count).bind(4, work).run();
 }
 
 std::vector<ShardRecord> shard_records(const Store& store) {

@@ -21,7 +21,7 @@ struct ShardRecord {
 
 // Records that run `run_id` did shard index/count of `work`. Throws DbInputError when
 // index is not in 1..count.
-void record_shard(Store& store, const ShardRecord& shard);
+void record_shard(Store& store, std::int64_t run_id, int index, int count, const std::string& work);
 
 // Every shard record, with its run's end state, by run id.
 std::vector<ShardRecord> shard_records(const Store& store);

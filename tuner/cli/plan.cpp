@@ -284,9 +284,9 @@ int run_plan(const Args& args) {
         store.begin_run(base_run_info(db::RunKind::plan, result.arch.name, command_line));
     record_plan(store, run_id, result, *request.family);
     if (shard.sharded()) {
-      db::record_shard(store, db::ShardRecord{run_id, shard.index, shard.count,
-                                              plan_work(result.family, result.shape.canonical(),
-                                                        result.arch.name, allow_spills)});
+      db::record_shard(
+          store, run_id, shard.index, shard.count,
+          plan_work(result.family, result.shape.canonical(), result.arch.name, allow_spills));
     }
     store.end_run(run_id);
     std::fprintf(info, "recorded %zu fates as plan run %lld in %s\n", result.rows.size(),
