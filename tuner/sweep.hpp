@@ -28,6 +28,8 @@ struct SweepRequest {
   std::vector<int> batches;
   std::optional<std::string> budget_arch;  // default: the measured device's arch
   int device = 0;
+  // --devices: "all" or "0,1,...": one worker per GPU, one queue (empty: `device` alone).
+  std::string devices;
   bool force = false;
   std::string cache_dir;
   int finalists = 3;        // fastest configs re-timed side by side with the default
@@ -62,6 +64,7 @@ struct SweepSummary {
   int wrong_results = 0;
   double copy_gbs = 0.0;
   std::string device_name;
+  int devices = 1;  // GPUs that measured
   // Where the time went (seconds): the plan (budget compiles), compiling/loading for the device in
   // the worker, verification against the reference, timing (incl. final re-timing), and all of it.
   double plan_s = 0.0;

@@ -8,6 +8,7 @@
 #include "core/cubin_cache.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/problem_options.hpp"
+#include "tuner/device_pool.hpp"
 #include "tuner/sweep.hpp"
 #include "tuner/sweep_worker.hpp"
 
@@ -25,10 +26,11 @@ std::string joined(const std::string& program, const Args& args) {
 
 void print_summary(const SweepSummary& summary) {
   std::printf(
-      "\nrun %lld on %s (copy bandwidth %.0f GB/s): %d measurements, %d faults, %d transient "
-      "(retried by the next sweep), %d wrong results\n",
-      static_cast<long long>(summary.run_id), summary.device_name.c_str(), summary.copy_gbs,
-      summary.measurements, summary.faults, summary.transients, summary.wrong_results);
+      "\nrun %lld on %d x %s (copy bandwidth %.0f GB/s): %d measurements, %d faults, %d "
+      "transient (retried by the next sweep), %d wrong results\n",
+      static_cast<long long>(summary.run_id), summary.devices, summary.device_name.c_str(),
+      summary.copy_gbs, summary.measurements, summary.faults, summary.transients,
+      summary.wrong_results);
   std::printf(
       "time: %.1f s wall = plan %.1f s (budget compiles) + worker compile/load %.1f s + verify "
       "%.1f s + timing %.1f s + rest\n",
@@ -91,7 +93,10 @@ int run_sweep(const Args& args) {
       "budget-arch", po::value(&budget_arch),
       "prune with this arch's limits (e.g. sm_120); default: the GPU's")(
       "device", po::value(&request.device)->default_value(0), "CUDA device ordinal")(
-      "force", po::bool_switch(&request.force), "measure again what the DB already holds")(
+      "devices", po::value(&request.devices),
+      "all | 0,1,...: one worker per GPU (all of one model), one queue longest first; the "
+      "finalists are re-timed on the first")("force", po::bool_switch(&request.force),
+                                             "measure again what the DB already holds")(
       "cache-dir", po::value(&cache_dir), "cubin cache directory (default $XDG_CACHE_HOME/tuner)")(
       "finalists", po::value(&request.finalists)->default_value(request.finalists),
       "configs re-timed against the default")(
@@ -109,6 +114,7 @@ int run_sweep(const Args& args) {
   request.shape = parsed.shape;
   request.batches = parse_int_list(batches, "batches");
   request.shard = parse_shard(shard_text);
+  if (!request.devices.empty()) (void)parse_devices(request.devices);  // exit 2 before any GPU work
   if (!budget_arch.empty()) request.budget_arch = budget_arch;
   request.cache_dir = cache_dir.empty() ? default_cache_dir().string() : cache_dir;
   CubinCache check_cache_dir(request.cache_dir);  // fails early, naming the dir, when unusable
