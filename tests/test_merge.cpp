@@ -12,6 +12,7 @@
 #include "db/store/shards.hpp"
 #include "db/store/store.hpp"
 #include "kernels/registry.hpp"
+#include "tests/support/run_command.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tuner/merge.hpp"
 #include "tuner/shard.hpp"
@@ -267,4 +268,27 @@ TEST_CASE("merge: DBs of different kernel sources or schema versions are refused
   db::Connection::open(v1, db::OpenMode::read_write_create).exec(text.str());
   CHECK_THROWS(run_merge({out, {v1.string()}}));
   CHECK(file_bytes(out) == before);
+}
+
+TEST_CASE("CLI: bad shards, merge inputs and --devices exit 2 naming the input; nothing written") {
+  test::TempDir dir;
+  const std::string tuner = test::kTunerBinary;
+  const std::string out = (dir / "out.db").string();
+  write_store(dir / "s1.db", {ShardSpec{1, 2}, {{8, default_params(), 20.0, 0.01}}});
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {tuner + " merge " + out + " " + (dir / "s1.db").string(), "shard 2/2"},
+      {tuner + " merge " + out + " " + (dir / "nope.db").string(), "does not exist"},
+      {tuner + " merge " + out, "at least one IN.db"},
+      {tuner + " merge --force " + out + " " + (dir / "s1.db").string(), "file names only"},
+      {tuner + " plan --family fp8_gemm --shard 5/4 --db " + out, "out of range"},
+      {tuner + " sweep --devices 0,x --db " + out, "not a GPU ordinal"},
+      {tuner + " sweep --shard 0/3 --db " + out, "is not i/N"},
+  };
+  for (const auto& [command, words] : cases) {
+    CAPTURE(command);
+    const test::CommandResult result = test::run_command(command + " 2>&1");
+    CHECK(result.exit_code == 2);
+    CHECK(result.output.find(words) != std::string::npos);
+    CHECK_FALSE(fs::exists(out));
+  }
 }
