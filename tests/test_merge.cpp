@@ -292,3 +292,23 @@ TEST_CASE("CLI: bad shards, merge inputs and --devices exit 2 naming the input; 
     CHECK_FALSE(fs::exists(out));
   }
 }
+
+TEST_CASE("CLI: tuner diff compares two merged stores by their winners (exit 1 when slower)") {
+  test::TempDir dir;
+  const std::string d = default_params();
+  write_store(dir / "a1.db", {ShardSpec{1, 2}, {{8, d, 20.0, 0.01}}});
+  write_store(dir / "a2.db", {ShardSpec{2, 2}, {{8, kX, 10.0, 0.01}}});
+  write_store(dir / "b1.db", {ShardSpec{1, 2}, {{8, d, 20.0, 0.01}}});
+  write_store(dir / "b2.db", {ShardSpec{2, 2}, {{8, kX, 15.0, 0.01}}});  // 50 % slower
+  run_merge({(dir / "old.db").string(), {(dir / "a1.db").string(), (dir / "a2.db").string()}});
+  run_merge({(dir / "new.db").string(), {(dir / "b1.db").string(), (dir / "b2.db").string()}});
+  const std::string diff = test::kTunerBinary + " diff --db " + (dir / "old.db").string() +
+                           " --db " + (dir / "new.db").string() + " 2>&1";
+  const test::CommandResult slower = test::run_command(diff);
+  CHECK(slower.exit_code == 1);
+  CHECK(slower.output.find("1 of 1 batches slower") != std::string::npos);
+  const test::CommandResult same =
+      test::run_command(test::kTunerBinary + " diff --db " + (dir / "old.db").string() + " --db " +
+                        (dir / "old.db").string() + " 2>&1");
+  CHECK(same.exit_code == 0);
+}
