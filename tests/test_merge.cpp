@@ -97,6 +97,14 @@ std::int64_t count_trials(const fs::path& path) {
   return db::Store::open_read_only(path).count_trials();
 }
 
+// NAME-1.db (the default at batch 8, 20 us) and NAME-2.db (kX at x_us), merged into NAME.db.
+void merge_two_shards(const test::TempDir& dir, const std::string& name, double x_us) {
+  write_store(dir / (name + "-1.db"), {ShardSpec{1, 2}, {{8, default_params(), 20.0, 0.01}}});
+  write_store(dir / (name + "-2.db"), {ShardSpec{2, 2}, {{8, kX, x_us, 0.01}}});
+  run_merge({(dir / (name + ".db")).string(),
+             {(dir / (name + "-1.db")).string(), (dir / (name + "-2.db")).string()}});
+}
+
 }  // namespace
 
 TEST_CASE("shard: i/N parses; out of range and malformed texts are refused naming the fix") {
@@ -295,13 +303,8 @@ TEST_CASE("CLI: bad shards, merge inputs and --devices exit 2 naming the input; 
 
 TEST_CASE("CLI: tuner diff compares two merged stores by their winners (exit 1 when slower)") {
   test::TempDir dir;
-  const std::string d = default_params();
-  write_store(dir / "a1.db", {ShardSpec{1, 2}, {{8, d, 20.0, 0.01}}});
-  write_store(dir / "a2.db", {ShardSpec{2, 2}, {{8, kX, 10.0, 0.01}}});
-  write_store(dir / "b1.db", {ShardSpec{1, 2}, {{8, d, 20.0, 0.01}}});
-  write_store(dir / "b2.db", {ShardSpec{2, 2}, {{8, kX, 15.0, 0.01}}});  // 50 % slower
-  run_merge({(dir / "old.db").string(), {(dir / "a1.db").string(), (dir / "a2.db").string()}});
-  run_merge({(dir / "new.db").string(), {(dir / "b1.db").string(), (dir / "b2.db").string()}});
+  merge_two_shards(dir, "old", 10.0);
+  merge_two_shards(dir, "new", 15.0);  // X 50 % slower
   const std::string diff = test::kTunerBinary + " diff --db " + (dir / "old.db").string() +
                            " --db " + (dir / "new.db").string() + " 2>&1";
   const test::CommandResult slower = test::run_command(diff);
