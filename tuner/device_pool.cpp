@@ -1,5 +1,6 @@
 #include "tuner/device_pool.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <exception>
@@ -39,6 +40,7 @@ DeviceSelection parse_devices(std::string_view text) {
 std::vector<int> resolve_devices(const DeviceSelection& selection, int device_count) {
   if (selection.all) {
     std::vector<int> all;
+    all.reserve(static_cast<std::size_t>(std::max(device_count, 0)));
     for (int ordinal = 0; ordinal < device_count; ++ordinal) all.push_back(ordinal);
     return all;
   }

@@ -42,8 +42,11 @@ void check_sources(const SourceMap& sources) {
     if (hashes.size() < 2) continue;
     std::string list;
     for (const auto& [hash, files] : hashes) {
-      list += "\n  " + hash.substr(0, 16) + ": " + *files.begin() +
-              (files.size() > 1 ? " and " + std::to_string(files.size() - 1) + " more" : "");
+      list += "\n  ";
+      list += hash.substr(0, 16);
+      list += ": ";
+      list += *files.begin();
+      if (files.size() > 1) list += " and " + std::to_string(files.size() - 1) + " more";
     }
     throw InputError("tuner merge: the DBs hold " + family + " results of " +
                      std::to_string(hashes.size()) + " different kernel sources:" + list +

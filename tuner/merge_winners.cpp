@@ -113,13 +113,13 @@ WinnerCounts decide_merged_winners(db::Store& store) {
     }
     const std::string default_params = to_json(family->default_config());
     const auto fallback = group.best.find(default_params);
-    if (fallback == group.best.end() || group.failed.count(default_params)) {
+    if (fallback == group.best.end() || group.failed.contains(default_params)) {
       counts.notes.push_back(where + ": the default config was not measured, no winner decided");
       continue;
     }
     const db::TrialRecord* best = &fallback->second;
     for (const auto& [params, trial] : group.best) {
-      if (!group.failed.count(params) && *trial.median_us < *best->median_us) best = &trial;
+      if (!group.failed.contains(params) && *trial.median_us < *best->median_us) best = &trial;
     }
     store.record_winner(winner_of(key, *best, fallback->second, group.best.size()));
     ++counts.decided;

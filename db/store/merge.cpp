@@ -143,7 +143,8 @@ void resolve_conflicts(const Connection& c, MergeCounts& counts) {
       "JOIN main.runs ri ON ri.id = i.run_id JOIN main.runs rm ON rm.id = m.run_id "
       "JOIN main.problems p ON p.id = i.problem_id "
       "WHERE i.stage = 'measure' AND i.fate <> 'transient'");
-  std::vector<std::pair<std::int64_t, std::int64_t>> drop_incoming, drop_kept;
+  std::vector<std::pair<std::int64_t, std::int64_t>> drop_incoming;
+  std::vector<std::pair<std::int64_t, std::int64_t>> drop_kept;
   while (pairs.step()) {
     const Contender incoming{pairs.column_text(2), pairs.column_optional_double(3).value_or(0.0),
                              pairs.column_optional_double(4).value_or(0.0), pairs.column_text(5)};
