@@ -133,3 +133,46 @@ TEST_CASE("kill -9 mid-sweep: no orphaned worker; the resume loses and duplicate
   CHECK(count(db, "SELECT COUNT(*) FROM winners") == 2);
   CHECK(count(db, kMeasured) > before);
 }
+
+TEST_CASE(
+    "--shard 1/2 then 2/2 and tuner merge: disjoint slices, every survivor measured once, "
+    "the winner decided by the merge") {
+  const tuner::test::TempDir dir;
+  const std::string tuner = "'" + tuner::test::kTunerBinary + "'";
+  const std::string cache = " --cache-dir '" + (dir / "cache").string() + "' --batches 1";
+  for (const char* shard : {"1", "2"}) {
+    const tuner::test::CommandResult sweep = tuner::test::run_with_stderr(
+        tuner + " sweep --db '" + (dir / (std::string("s") + shard + ".db")).string() + "'" +
+        cache + " --shard " + shard + "/2");
+    INFO(sweep.output);
+    REQUIRE(sweep.exit_code == 0);
+  }
+  const fs::path s1 = dir / "s1.db", s2 = dir / "s2.db", merged = dir / "merged.db";
+  CHECK(count(s1, "SELECT COUNT(*) FROM winners") == 0);  // a shard decides no winner
+  CHECK(count(s2, "SELECT COUNT(*) FROM winners") == 0);
+  const tuner::test::CommandResult merge = tuner::test::run_with_stderr(
+      tuner + " merge '" + merged.string() + "' '" + s1.string() + "' '" + s2.string() + "'");
+  INFO(merge.output);
+  REQUIRE(merge.exit_code == 0);
+  CHECK(count(s1, kMeasured) > 0);
+  CHECK(count(s2, kMeasured) > 0);
+  CHECK(count(s1, kMeasured) + count(s2, kMeasured) == count(merged, kMeasured));
+  CHECK(lost(merged, 1) == 0);
+  CHECK(count(merged,
+              "SELECT COUNT(*) FROM (SELECT 1 FROM trials WHERE stage = 'measure' GROUP BY "
+              "problem_id, params_json HAVING COUNT(*) > 1)") == 0);
+  CHECK(count(merged, "SELECT COUNT(*) FROM winners WHERE batch = 1 AND reason LIKE 'merge: %'") ==
+        1);
+  CHECK(integrity_problems(merged) == 0);
+}
+
+TEST_CASE("--devices all: one worker per GPU of this host; the sweep finishes with a winner") {
+  const tuner::test::TempDir dir;
+  const tuner::test::CommandResult sweep =
+      tuner::test::run_with_stderr(sweep_command(dir.path(), "--batches 1 --devices all"));
+  INFO(sweep.output);
+  REQUIRE(sweep.exit_code == 0);
+  CHECK(sweep.output.find(" x NVIDIA") != std::string::npos);
+  CHECK(count(dir / "tuning.db", "SELECT COUNT(*) FROM winners WHERE batch = 1") == 1);
+  CHECK(lost(dir / "tuning.db", 1) == 0);
+}
