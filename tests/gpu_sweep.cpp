@@ -34,6 +34,14 @@ std::string sweep_command(const fs::path& dir, const std::string& extra) {
          "' --cache-dir '" + (dir / "cache").string() + "' " + extra;
 }
 
+// Runs a sweep into DIR/tuning.db and requires it to succeed (its output shown when not).
+tuner::test::CommandResult sweep_ok(const fs::path& dir, const std::string& extra) {
+  tuner::test::CommandResult sweep = tuner::test::run_with_stderr(sweep_command(dir, extra));
+  INFO(sweep.output);
+  REQUIRE(sweep.exit_code == 0);
+  return sweep;
+}
+
 std::int64_t count(const fs::path& db, const std::string& sql) {
   return Connection::open(db, OpenMode::read_only).query_int64(sql);
 }
@@ -80,10 +88,7 @@ constexpr const char* kMeasured =
 
 TEST_CASE("a faulting candidate is retried, recorded as a fault, and the sweep finishes") {
   const tuner::test::TempDir dir;
-  const tuner::test::CommandResult sweep =
-      tuner::test::run_with_stderr(sweep_command(dir.path(), "--batches 1 --test-fault-candidate"));
-  INFO(sweep.output);
-  REQUIRE(sweep.exit_code == 0);
+  sweep_ok(dir.path(), "--batches 1 --test-fault-candidate");
   const fs::path db = dir / "tuning.db";
   CHECK(count(db,
               "SELECT COUNT(*) FROM trials WHERE fate = 'fault' AND params_json LIKE "
@@ -168,10 +173,7 @@ TEST_CASE(
 
 TEST_CASE("--devices all: one worker per GPU of this host; the sweep finishes with a winner") {
   const tuner::test::TempDir dir;
-  const tuner::test::CommandResult sweep =
-      tuner::test::run_with_stderr(sweep_command(dir.path(), "--batches 1 --devices all"));
-  INFO(sweep.output);
-  REQUIRE(sweep.exit_code == 0);
+  const tuner::test::CommandResult sweep = sweep_ok(dir.path(), "--batches 1 --devices all");
   CHECK(sweep.output.find(" x NVIDIA") != std::string::npos);
   CHECK(count(dir / "tuning.db", "SELECT COUNT(*) FROM winners WHERE batch = 1") == 1);
   CHECK(lost(dir / "tuning.db", 1) == 0);
