@@ -18,6 +18,7 @@ packages=(
   python3 python3-matplotlib      # scripts/plot_report.py, the tunedb ctypes test
   clang-format clang-tidy         # style checks (scripts/lint.sh)
   clang libclang-rt-14-dev        # the libFuzzer target over the tunedb readers (tests/fuzz)
+  slurm-wlm munge                 # tests/slurm: a real one-node Slurm cluster (tuner plan --shard)
 )
 missing=()
 for package in "${packages[@]}"; do

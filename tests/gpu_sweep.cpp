@@ -34,6 +34,14 @@ std::string sweep_command(const fs::path& dir, const std::string& extra) {
          "' --cache-dir '" + (dir / "cache").string() + "' " + extra;
 }
 
+// Runs a sweep into DIR/tuning.db and requires it to succeed (its output shown when not).
+tuner::test::CommandResult sweep_ok(const fs::path& dir, const std::string& extra) {
+  tuner::test::CommandResult sweep = tuner::test::run_with_stderr(sweep_command(dir, extra));
+  INFO(sweep.output);
+  REQUIRE(sweep.exit_code == 0);
+  return sweep;
+}
+
 std::int64_t count(const fs::path& db, const std::string& sql) {
   return Connection::open(db, OpenMode::read_only).query_int64(sql);
 }
@@ -80,10 +88,7 @@ constexpr const char* kMeasured =
 
 TEST_CASE("a faulting candidate is retried, recorded as a fault, and the sweep finishes") {
   const tuner::test::TempDir dir;
-  const tuner::test::CommandResult sweep =
-      tuner::test::run_with_stderr(sweep_command(dir.path(), "--batches 1 --test-fault-candidate"));
-  INFO(sweep.output);
-  REQUIRE(sweep.exit_code == 0);
+  sweep_ok(dir.path(), "--batches 1 --test-fault-candidate");
   const fs::path db = dir / "tuning.db";
   CHECK(count(db,
               "SELECT COUNT(*) FROM trials WHERE fate = 'fault' AND params_json LIKE "
@@ -180,4 +185,44 @@ TEST_CASE("the batch search measures anchors fully, skips with a reason elsewher
   const tuner::test::CommandResult again = tuner::test::run_with_stderr(command);
   REQUIRE(again.exit_code == 0);
   CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage <> 'plan'") == trials);  // all done
+}
+
+TEST_CASE(
+    "--shard 1/2 then 2/2 and tuner merge: disjoint slices, every survivor measured once, "
+    "the winner decided by the merge") {
+  const tuner::test::TempDir dir;
+  const std::string tuner = "'" + tuner::test::kTunerBinary + "'";
+  const std::string cache = " --cache-dir '" + (dir / "cache").string() + "' --batches 1";
+  for (const char* shard : {"1", "2"}) {
+    const tuner::test::CommandResult sweep = tuner::test::run_with_stderr(
+        tuner + " sweep --db '" + (dir / (std::string("s") + shard + ".db")).string() + "'" +
+        cache + " --shard " + shard + "/2");
+    INFO(sweep.output);
+    REQUIRE(sweep.exit_code == 0);
+  }
+  const fs::path s1 = dir / "s1.db", s2 = dir / "s2.db", merged = dir / "merged.db";
+  CHECK(count(s1, "SELECT COUNT(*) FROM winners") == 0);  // a shard decides no winner
+  CHECK(count(s2, "SELECT COUNT(*) FROM winners") == 0);
+  const tuner::test::CommandResult merge = tuner::test::run_with_stderr(
+      tuner + " merge '" + merged.string() + "' '" + s1.string() + "' '" + s2.string() + "'");
+  INFO(merge.output);
+  REQUIRE(merge.exit_code == 0);
+  CHECK(count(s1, kMeasured) > 0);
+  CHECK(count(s2, kMeasured) > 0);
+  CHECK(count(s1, kMeasured) + count(s2, kMeasured) == count(merged, kMeasured));
+  CHECK(lost(merged, 1) == 0);
+  CHECK(count(merged,
+              "SELECT COUNT(*) FROM (SELECT 1 FROM trials WHERE stage = 'measure' GROUP BY "
+              "problem_id, params_json HAVING COUNT(*) > 1)") == 0);
+  CHECK(count(merged, "SELECT COUNT(*) FROM winners WHERE batch = 1 AND reason LIKE 'merge: %'") ==
+        1);
+  CHECK(integrity_problems(merged) == 0);
+}
+
+TEST_CASE("--devices all: one worker per GPU of this host; the sweep finishes with a winner") {
+  const tuner::test::TempDir dir;
+  const tuner::test::CommandResult sweep = sweep_ok(dir.path(), "--batches 1 --devices all");
+  CHECK(sweep.output.find(" x NVIDIA") != std::string::npos);
+  CHECK(count(dir / "tuning.db", "SELECT COUNT(*) FROM winners WHERE batch = 1") == 1);
+  CHECK(lost(dir / "tuning.db", 1) == 0);
 }

@@ -260,7 +260,9 @@ PlanResult plan(const PlanRequest& request, const CubinCache& cache) {
   // Shape and budget stages: no compile yet.
   std::vector<std::string> keys;
   for (const Config& config : cross_product(space)) {
-    keys.push_back(compile_key(config, space));
+    std::string key = compile_key(config, space);
+    if (request.keep && !request.keep(key)) continue;
+    keys.push_back(std::move(key));
     result.rows.push_back(judge_statically(config, request));
   }
 

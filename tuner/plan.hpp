@@ -4,6 +4,7 @@
 // the Arch, before any compile) -> compile_failed -> pruned_after_compile (ptxas's real figures)
 // -> survivor. Configs that differ only in launch-only parameters share one compile; compiles run
 // on a thread pool through the on-disk cubin cache.
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +35,9 @@ struct PlanRequest {
   bool allow_spills = false;  // keep configs whose ptxas report shows spills
   bool audit = false;         // also compile what the budget pruned and judge the static model
   unsigned jobs = 0;          // compile threads; 0: all cores
+  // A shard's slice (tuner/shard.hpp): configs whose compile key this rejects are left out of the
+  // result. Empty: every config.
+  std::function<bool(std::string_view compile_key)> keep;
 };
 
 // The main kernel's figures after a compile.

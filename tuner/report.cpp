@@ -440,6 +440,24 @@ std::vector<BatchResult> run_results(const db::Store& store, std::int64_t run_id
   return results_of_run(store, run, family, store.trials(filter), problems);
 }
 
+std::vector<BatchResult> winner_results(const db::Store& store,
+                                        const std::optional<std::string>& family) {
+  Problems problems(store);
+  db::TrialFilter filter;
+  filter.family = family;
+  // group_measured points into `trials`: it lives as long as they are used.
+  const std::vector<db::TrialRecord> trials = latest_trials(store.trials(filter), problems);
+  const BatchTrials measured = group_measured(trials, problems);
+  const std::vector<db::RunInfo> runs = store.runs();
+  db::WinnerFilter winner_filter;
+  winner_filter.family = family;
+  std::vector<BatchResult> results;
+  for (const db::WinnerRecord& winner : store.winners(winner_filter)) {
+    results.push_back(from_winner(winner, runs, measured));
+  }
+  return results;
+}
+
 Report build_report(const db::Store& store, const ReportScope& scope) {
   Report report;
   report.db_path = store.path();

@@ -119,6 +119,10 @@ std::string render_summary(const Report& report);  // a few lines for the termin
 std::vector<BatchResult> run_results(const db::Store& store, std::int64_t run_id,
                                      const std::optional<std::string>& family = std::nullopt);
 
+// Every winner row of the store (all runs): what a merged store (tuner merge) decided.
+std::vector<BatchResult> winner_results(const db::Store& store,
+                                        const std::optional<std::string>& family = std::nullopt);
+
 enum class DiffVerdict {
   slower_beyond_threshold,  // slower beyond the noise and the threshold: a regression
   slower_within_threshold,  // slower beyond the noise, not beyond the threshold

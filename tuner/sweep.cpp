@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "core/cubin_cache.hpp"
@@ -13,9 +14,11 @@
 #include "core/measure.hpp"
 #include "core/nvrtc.hpp"
 #include "core/worker_process.hpp"
+#include "db/store/shards.hpp"
 #include "db/store/store.hpp"
 #include "db/store/winner_rule.hpp"
 #include "tuner/batch_set.hpp"
+#include "tuner/device_pool.hpp"
 #include "tuner/plan.hpp"
 #include "tuner/plan_record.hpp"
 #include "tuner/retry_policy.hpp"
@@ -33,7 +36,7 @@ constexpr std::chrono::seconds kJobTimeout{180};
 // The worker: restarted on demand after it dies.
 class Measurer {
  public:
-  Measurer(const SweepRequest& request) : request_(request) {}
+  Measurer(const SweepRequest& request, int device) : request_(request), device_(device) {}
 
   // The answer, or {"status":"fault","reason":...} when the worker died on this job.
   json ask(const json& job) {
@@ -57,7 +60,7 @@ class Measurer {
     WorkerSetup setup;
     setup.family = request_.family->name;
     setup.shape = request_.shape;
-    setup.device = request_.device;
+    setup.device = device_;
     setup.cache_dir = request_.cache_dir;
     setup.memory_gib = request_.memory_gib;
     setup.rotations = request_.launches_per_graph;
@@ -70,6 +73,7 @@ class Measurer {
   }
 
   const SweepRequest& request_;
+  int device_;
   std::unique_ptr<WorkerProcess> worker_;
 };
 
@@ -120,7 +124,7 @@ Timing timing_of(const db::TrialRecord& trial) {
 
 class Sweep {
  public:
-  explicit Sweep(const SweepRequest& request) : request_(request), measurer_(request) {}
+  explicit Sweep(const SweepRequest& request) : request_(request) {}
 
   SweepSummary run() {
     const auto began = std::chrono::steady_clock::now();
@@ -129,11 +133,7 @@ class Sweep {
       throw NoGpuError("tuner sweep needs a GPU to time candidates: " + why_not +
                        ". Without one, `tuner plan --arch sm_120` shows every config's fate.");
     }
-    const json info = measurer_.ask(json{{"op", "info"}});
-    if (info.value("status", "") != "ok") {
-      throw std::runtime_error("the measuring worker could not start: " +
-                               info.value("reason", std::string("?")));
-    }
+    const json info = start_measurers();
     device_name_ = info.at("device_name").get<std::string>();
     measured_arch_ = "sm_" + std::to_string(info.at("arch_sm").get<int>());
     summary_.copy_gbs = info.at("copy_gbs").get<double>();
@@ -146,16 +146,28 @@ class Sweep {
                                kMeasureProtocolVersion);
     run_id_ = store_->begin_run(run);
     summary_.run_id = run_id_;
+    if (request_.shard.sharded()) {
+      db::record_shard(*store_, run_id_, request_.shard.index, request_.shard.count,
+                       sweep_work(request_.family->name, request_.shape.canonical(), budget_arch_,
+                                  request_.batches));
+    }
     const auto plan_began = std::chrono::steady_clock::now();
     const std::vector<Candidate> candidates = plan_candidates();
     summary_.plan_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_began).count();
-    Progress progress(request_, static_cast<int>(candidates.size() * request_.batches.size()));
+    // With several GPUs every item is measured first through the pool; the per-batch pass below
+    // then finds them in the DB and re-times the finalists on one GPU.
+    Progress progress(request_, count_items(candidates) * (measurers_.size() > 1 ? 2 : 1));
     progress.note("sweep: " + std::to_string(candidates.size()) + " candidates x " +
                   std::to_string(request_.batches.size()) + " batches on " + device_name_ + " (" +
                   measured_arch_ + "), budget arch " + budget_arch_ + ", run " +
                   std::to_string(run_id_));
-    run_search(candidates, progress);
+    if (request_.shard.sharded()) {
+      for (int batch : request_.batches) sweep_shard_batch(batch, candidates, progress);
+    } else {
+      if (measurers_.size() > 1) measure_through_pool(candidates, progress);
+      run_search(candidates, progress);
+    }
     std::sort(
         summary_.batches.begin(), summary_.batches.end(),
         [](const SweepBatchSummary& a, const SweepBatchSummary& b) { return a.batch < b.batch; });
@@ -243,12 +255,12 @@ class Sweep {
 
   // Asks once, and once more (in a new worker if the first died) when the first attempt failed:
   // a timeout, an out-of-memory or a fault that does not reproduce is no verdict on the config.
-  Attempt ask_with_retry(const json& job) {
-    Attempt attempt{measurer_.ask(job), std::nullopt, std::nullopt};
+  Attempt ask_with_retry(Measurer& measurer, const json& job) {
+    Attempt attempt{measurer.ask(job), std::nullopt, std::nullopt};
     account(attempt.answer);
     if (classify(attempt.answer) == Failure::none) return attempt;
     attempt.first_failure = attempt.answer;
-    attempt.answer = measurer_.ask(job);
+    attempt.answer = measurer.ask(job);
     account(attempt.answer);
     if (classify(attempt.answer) != Failure::none) {
       attempt.failed_twice = failed_twice(*attempt.first_failure, attempt.answer);
@@ -264,13 +276,16 @@ class Sweep {
       params.push_back(to_json(candidate.config));
       by_params.emplace(params.back(), &candidate);
     }
+    // Several GPUs measure every item through the pool first (the queue has no earlier batches to
+    // search from), so the search then keeps them all.
+    const bool exhaustive = request_.exhaustive || measurers_.size() > 1;
     summary_.anchors =
-        request_.exhaustive ? request_.batches : anchor_batches(request_.batches, request_.search);
+        exhaustive ? request_.batches : anchor_batches(request_.batches, request_.search);
     summary_.verify_batches =
-        request_.exhaustive ? request_.batches : verify_batches(summary_.anchors, request_.search);
+        exhaustive ? request_.batches : verify_batches(summary_.anchors, request_.search);
     const SearchRun run = run_batch_search(
         request_.batches, params, to_json(request_.family->default_config()), request_.search,
-        request_.exhaustive, [&](int batch, const BatchPick& pick, bool verify) {
+        exhaustive, [&](int batch, const BatchPick& pick, bool verify) {
           std::vector<Candidate> chosen;
           for (const std::string& p : pick.measure) chosen.push_back(*by_params.at(p));
           return sweep_batch(batch, chosen, pick.skipped, verify, progress);
@@ -311,11 +326,12 @@ class Sweep {
 
   // Verifies and times one candidate (or reuses the DB's trial) and records the outcome.
   Outcome measure(std::int64_t problem_id, int batch, const Candidate& candidate, bool verify,
-                  Progress& progress, int& measured_now) {
+                  Progress& progress, int& measured_now, Measurer* measurer = nullptr) {
     db::TrialRecord trial = trial_base(problem_id, candidate);
     Outcome outcome;
     outcome.params_json = trial.params_json;
-    if (!request_.force) {
+    std::unique_lock<std::mutex> writer(writer_mutex_);
+    if (!request_.force || pooled_) {
       if (const auto done = store_->find_measured_trial(trial.measure_key())) {
         outcome.fate = done->fate;
         if (done->fate == db::Fate::measured) outcome.timing = timing_of(*done);
@@ -324,15 +340,18 @@ class Sweep {
         return outcome;
       }
     }
-    const Attempt attempt = ask_with_retry(json{
-        {"op", "measure"},
-        {"params", json::parse(trial.params_json)},
-        {"batch", batch},
-        {"seed", 1000003u * static_cast<unsigned>(batch) + static_cast<unsigned>(measured_now)},
-        {"verify", verify},
-        {"inject_fault", candidate.inject_fault}});
+    const int seed_index = measured_now++;
+    writer.unlock();
+    const Attempt attempt = ask_with_retry(
+        measurer ? *measurer : *measurers_.front(),
+        json{{"op", "measure"},
+             {"params", json::parse(trial.params_json)},
+             {"batch", batch},
+             {"seed", 1000003u * static_cast<unsigned>(batch) + static_cast<unsigned>(seed_index)},
+             {"verify", verify},
+             {"inject_fault", candidate.inject_fault}});
     const json& answer = attempt.answer;
-    ++measured_now;
+    writer.lock();
     ++summary_.measurements;
     const std::string status = answer.value("status", "error");
     trial.reason = answer.value("reason", std::string());
@@ -383,11 +402,11 @@ class Sweep {
     std::map<std::string, std::vector<double>> samples;
     for (int round = 0; round < request_.final_rounds; ++round) {
       for (const std::string& params : finalists) {
-        const json answer = measurer_.ask(json{{"op", "measure"},
-                                               {"params", json::parse(params)},
-                                               {"batch", batch},
-                                               {"seed", round},
-                                               {"verify", false}});
+        const json answer = measurers_.front()->ask(json{{"op", "measure"},
+                                                         {"params", json::parse(params)},
+                                                         {"batch", batch},
+                                                         {"seed", round},
+                                                         {"verify", false}});
         account(answer);
         if (answer.value("status", "") != "ok") continue;
         for (const json& sample : answer["samples_us"])
@@ -415,6 +434,34 @@ class Sweep {
       trial.rel_spread = to_db_timing(timing).rel_spread;
       store_->record_trial(trial);
     }
+  }
+
+  bool in_my_shard(int batch, const Candidate& candidate) const {
+    return in_shard(request_.shard,
+                    sweep_item_key(request_.shape.canonical(), batch, to_json(candidate.config)));
+  }
+
+  int count_items(const std::vector<Candidate>& candidates) const {
+    int items = 0;
+    for (int batch : request_.batches) {
+      for (const Candidate& candidate : candidates) items += in_my_shard(batch, candidate) ? 1 : 0;
+    }
+    return items;
+  }
+
+  // A shard measures its items and stops there: a winner needs every candidate of the batch,
+  // which only tuner merge sees.
+  void sweep_shard_batch(int batch, const std::vector<Candidate>& candidates, Progress& progress) {
+    const std::int64_t problem_id = store_->problem_id(problem_key(batch));
+    SweepBatchSummary batch_summary;
+    batch_summary.batch = batch;
+    for (const Candidate& candidate : candidates) {
+      if (in_my_shard(batch, candidate)) {
+        measure(problem_id, batch, candidate, true, progress, batch_summary.measured_now);
+      }
+    }
+    batch_summary.decision = "shard " + request_.shard.text() + ": decided by tuner merge";
+    summary_.batches.push_back(batch_summary);
   }
 
   BatchOutcome sweep_batch(int batch, const std::vector<Candidate>& candidates,
@@ -541,13 +588,68 @@ class Sweep {
   }
 
   void account(const json& answer) {
+    const std::lock_guard<std::mutex> lock(account_mutex_);
     summary_.worker_compile_s += answer.value("load_ms", 0.0) / 1000.0;
     summary_.verify_s += answer.value("verify_ms", 0.0) / 1000.0;
     summary_.timing_s += answer.value("time_ms", 0.0) / 1000.0;
   }
 
+  // One worker per GPU (tuner/device_pool.hpp); the first also re-times the finalists.
+  json start_measurers() {
+    const std::vector<int> devices =
+        request_.devices.empty()
+            ? std::vector<int>{request_.device}
+            : resolve_devices(parse_devices(request_.devices), cuda::device_count());
+    std::vector<std::string> names;
+    json first;
+    for (int device : devices) {
+      measurers_.push_back(std::make_unique<Measurer>(request_, device));
+      const json info = measurers_.back()->ask(json{{"op", "info"}});
+      if (info.value("status", "") != "ok") {
+        throw std::runtime_error("the measuring worker of GPU " + std::to_string(device) +
+                                 " could not start: " + info.value("reason", std::string("?")));
+      }
+      names.push_back(info.at("device_name").get<std::string>());
+      if (first.is_null()) first = info;
+    }
+    require_one_model(devices, names);
+    summary_.devices = static_cast<int>(devices.size());
+    return first;
+  }
+
+  // Every item of every batch still to decide, longest first (the batch size drives a launch's
+  // time), measured by whichever GPU's worker is free; trials are written under writer_mutex_.
+  void measure_through_pool(const std::vector<Candidate>& candidates, Progress& progress) {
+    struct Item {
+      int batch;
+      const Candidate* candidate;
+      std::int64_t problem_id;
+    };
+    std::vector<Item> items;
+    for (int batch : request_.batches) {
+      if (!request_.shard.sharded() && !request_.force && existing_winner(batch)) continue;
+      const std::int64_t problem_id = store_->problem_id(problem_key(batch));
+      for (const Candidate& candidate : candidates) {
+        if (in_my_shard(batch, candidate)) items.push_back(Item{batch, &candidate, problem_id});
+      }
+    }
+    std::stable_sort(items.begin(), items.end(),
+                     [](const Item& a, const Item& b) { return a.batch > b.batch; });
+    std::vector<int> seeds(measurers_.size(), 0);
+    run_queue(static_cast<int>(measurers_.size()), items.size(),
+              [&](int worker, std::size_t index) {
+                const Item& item = items[index];
+                measure(item.problem_id, item.batch, *item.candidate, true, progress, seeds[worker],
+                        measurers_[worker].get());
+              });
+    pooled_ = true;  // from here on, what the pool measured is reused, even under --force
+  }
+
   const SweepRequest& request_;
-  Measurer measurer_;
+  std::vector<std::unique_ptr<Measurer>> measurers_;
+  std::mutex writer_mutex_;   // the store, the summary's counts and the progress
+  std::mutex account_mutex_;  // the summary's time split
+  bool pooled_ = false;
   std::unique_ptr<db::Store> store_;
   std::int64_t run_id_ = 0;
   std::string device_name_;

@@ -11,6 +11,7 @@
 #include "core/family.hpp"
 #include "core/shape.hpp"
 #include "tuner/batch_search.hpp"
+#include "tuner/shard.hpp"
 
 namespace tuner {
 
@@ -32,6 +33,8 @@ struct SweepRequest {
   bool exhaustive = false;
   std::optional<std::string> budget_arch;  // default: the measured device's arch
   int device = 0;
+  // --devices: "all" or "0,1,...": one worker per GPU, one queue (empty: `device` alone).
+  std::string devices;
   bool force = false;
   std::string cache_dir;
   int finalists = 3;        // fastest configs re-timed side by side with the default
@@ -39,6 +42,9 @@ struct SweepRequest {
   double memory_gib = 1.0;  // input footprint (the KV cache, the GEMM operands)
   int launches_per_graph = 32;
   bool inject_fault_candidate = false;  // test-only: adds a candidate that writes out of bounds
+  // --shard i/N: measure only this slice of the (shape, batch, config) items and record no
+  // winners (tuner merge decides them from all shards' trials).
+  ShardSpec shard;
   std::string command_line;
   std::function<void(const SweepProgress&)> on_progress;  // may be empty
 };
@@ -68,6 +74,7 @@ struct SweepSummary {
   std::vector<int> verify_batches;  // batches where configs were verified
   double copy_gbs = 0.0;
   std::string device_name;
+  int devices = 1;  // GPUs that measured
   // Where the time went (seconds): the plan (budget compiles), compiling/loading for the device in
   // the worker, verification against the reference, timing (incl. final re-timing), and all of it.
   double plan_s = 0.0;

@@ -109,6 +109,15 @@ CREATE TABLE IF NOT EXISTS winners (
   updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
   UNIQUE (family, budget_arch, device_name, shape, batch)
 );
+
+-- A sharded run (tuner plan|sweep --shard i/N): which slice of which work it did. tuner merge
+-- checks that the shards of one work are all there, once each, before it writes anything.
+CREATE TABLE IF NOT EXISTS shards (
+  run_id INTEGER PRIMARY KEY REFERENCES runs (id),
+  shard_index INTEGER NOT NULL CHECK (shard_index >= 1),
+  shard_count INTEGER NOT NULL CHECK (shard_count >= shard_index),
+  work TEXT NOT NULL CHECK (work <> '')
+);
 )sql";
 
 }  // namespace tuner::db

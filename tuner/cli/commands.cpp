@@ -21,6 +21,8 @@ const std::vector<Command>& commands() {
       {"freeze", "write a frozen, read-only DB of the winners with their cubins", run_freeze},
       {"verify", "recompute a frozen DB's checksum and check its schema", run_verify},
       {"export", "write the winners as vLLM/SGLang-style tuned-config JSON files", run_export},
+      {"merge", "merge shard DBs (tuner plan|sweep --shard i/N) into one; decide winners again",
+       run_merge},
   };
   return list;
 }

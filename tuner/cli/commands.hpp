@@ -27,5 +27,6 @@ int run_query(const Args& args);
 int run_freeze(const Args& args);
 int run_verify(const Args& args);
 int run_export(const Args& args);
+int run_merge(const Args& args);
 
 }  // namespace tuner::cli

@@ -9,12 +9,14 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "db/store/shards.hpp"
 #include "db/store/store.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/problem_options.hpp"
 #include "tuner/plan.hpp"
 #include "tuner/plan_record.hpp"
 #include "tuner/run_info.hpp"
+#include "tuner/shard.hpp"
 
 namespace po = boost::program_options;
 
@@ -130,6 +132,7 @@ std::string text_or(const std::optional<T>& value, const std::string& none) {
 }
 
 void print_csv(const PlanResult& result) {
+  if (result.rows.empty()) return;  // a shard with no config of this plan
   std::string header = "family";
   for (const auto& entry : result.rows.front().config.values) header += "," + entry.first;
   header +=
@@ -156,6 +159,7 @@ void print_csv(const PlanResult& result) {
 
 // The family's parameters as columns, each as wide as its name.
 void print_table(const PlanResult& result) {
+  if (result.rows.empty()) return;  // a shard with no config of this plan
   std::string head;
   for (const auto& entry : result.rows.front().config.values) head += entry.first + " ";
   std::printf("%s| %8s %7s | %4s %5s %7s | %6s %-13s | %-20s %6s %6s | %s\n", head.c_str(),
@@ -216,6 +220,7 @@ int run_plan(const Args& args) {
   bool allow_spills = false;
   bool cache_dir_given = false;
   std::string db_path;
+  std::string shard_text = "1/1";
   po::options_description options("plan options");
   add_problem_options(options, problem);
   options.add_options()("arch", po::value(&arch_name)->default_value(arch_name),
@@ -229,7 +234,10 @@ int run_plan(const Args& args) {
       po::value(&cache_dir)->notifier([&](const std::string&) { cache_dir_given = true; }),
       "cubin cache directory (default $XDG_CACHE_HOME/tuner or ~/.cache/tuner)")(
       "jobs", po::value(&jobs_text)->default_value(jobs_text), "compile threads; 0: all cores")(
-      "db", po::value(&db_path), "record the plan (every config's fate) in this SQLite tuning DB");
+      "db", po::value(&db_path), "record the plan (every config's fate) in this SQLite tuning DB")(
+      "shard", po::value(&shard_text),
+      "i/N: plan only this deterministic slice of the compile keys (merge the --db files of all "
+      "N with tuner merge)");
   if (!parse_or_help("plan", "--arch sm_120 [--family F] [shape options] [options]", options, args))
     return 0;
 
@@ -244,6 +252,10 @@ int run_plan(const Args& args) {
   request.allow_spills = allow_spills;
   std::vector<ArchDisagreement> disagreements;
   request.arch = plan_arch(arch_name, &disagreements);
+  const ShardSpec shard = parse_shard(shard_text);
+  if (shard.sharded()) {
+    request.keep = [shard](std::string_view key) { return in_shard(shard, key); };
+  }
   // An empty --cache-dir is refused by CubinCache rather than read as "use the default".
   const CubinCache cache(cache_dir_given ? std::filesystem::path(cache_dir) : default_cache_dir());
 
@@ -271,6 +283,11 @@ int run_plan(const Args& args) {
     const std::int64_t run_id =
         store.begin_run(base_run_info(db::RunKind::plan, result.arch.name, command_line));
     record_plan(store, run_id, result, *request.family);
+    if (shard.sharded()) {
+      db::record_shard(
+          store, run_id, shard.index, shard.count,
+          plan_work(result.family, result.shape.canonical(), result.arch.name, allow_spills));
+    }
     store.end_run(run_id);
     std::fprintf(info, "recorded %zu fates as plan run %lld in %s\n", result.rows.size(),
                  static_cast<long long>(run_id), db_path.c_str());

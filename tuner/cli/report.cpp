@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/worker_process.hpp"
+#include "db/store/shards.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/problem_options.hpp"
 #include "tuner/report.hpp"
@@ -281,8 +282,15 @@ int diff_command(const Args& args) {
     old_ref.run_id = sweeps[sweeps.size() - 2].id;
     new_ref.run_id = sweeps.back().id;
   }
-  const report::Diff diff = report::diff_results(results_of(old_ref, family_filter),
-                                                 results_of(new_ref, family_filter), threshold);
+  // A merged store (it holds shard runs) is compared by its winners: its runs each hold a slice.
+  auto results_for = [&](const RunRef& ref) {
+    if (second && runs_text.empty() && !db::shard_records(*ref.store).empty()) {
+      return report::winner_results(*ref.store, family_filter);
+    }
+    return results_of(ref, family_filter);
+  };
+  const report::Diff diff =
+      report::diff_results(results_for(old_ref), results_for(new_ref), threshold);
   std::printf("diff: run %lld of %s -> run %lld of %s; threshold %.1f%%\n",
               static_cast<long long>(old_ref.run_id), old_store.path().c_str(),
               static_cast<long long>(new_ref.run_id), new_store.path().c_str(), threshold * 100.0);

@@ -11,6 +11,7 @@
 #include "tuner/batch_set.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/problem_options.hpp"
+#include "tuner/device_pool.hpp"
 #include "tuner/sweep.hpp"
 #include "tuner/sweep_worker.hpp"
 
@@ -32,10 +33,11 @@ std::string batch_list(const std::vector<int>& batches) {
 
 void print_summary(const SweepSummary& summary) {
   std::printf(
-      "\nrun %lld on %s (copy bandwidth %.0f GB/s): %d measurements, %d faults, %d transient "
-      "(retried by the next sweep), %d wrong results\n",
-      static_cast<long long>(summary.run_id), summary.device_name.c_str(), summary.copy_gbs,
-      summary.measurements, summary.faults, summary.transients, summary.wrong_results);
+      "\nrun %lld on %d x %s (copy bandwidth %.0f GB/s): %d measurements, %d faults, %d "
+      "transient (retried by the next sweep), %d wrong results\n",
+      static_cast<long long>(summary.run_id), summary.devices, summary.device_name.c_str(),
+      summary.copy_gbs, summary.measurements, summary.faults, summary.transients,
+      summary.wrong_results);
   std::printf(
       "time: %.1f s wall = plan %.1f s (budget compiles) + worker compile/load %.1f s + verify "
       "%.1f s + timing %.1f s + search %.3f s + rest\n",
@@ -96,6 +98,7 @@ int run_sweep(const Args& args) {
   std::string anchors = "1,8,64,512";
   std::string budget_arch;
   std::string cache_dir;
+  std::string shard_text = "1/1";
   SweepRequest request;
   double margin_pct = request.search.margin * 100.0;
   po::options_description options("sweep options");
@@ -118,12 +121,18 @@ int run_sweep(const Args& args) {
       "batch below's fastest)")("budget-arch", po::value(&budget_arch),
                                 "prune with this arch's limits (e.g. sm_120); default: the GPU's")(
       "device", po::value(&request.device)->default_value(0), "CUDA device ordinal")(
-      "force", po::bool_switch(&request.force), "measure again what the DB already holds")(
+      "devices", po::value(&request.devices),
+      "all | 0,1,...: one worker per GPU (all of one model), one queue longest first; the "
+      "finalists are re-timed on the first")("force", po::bool_switch(&request.force),
+                                             "measure again what the DB already holds")(
       "cache-dir", po::value(&cache_dir), "cubin cache directory (default $XDG_CACHE_HOME/tuner)")(
       "finalists", po::value(&request.finalists)->default_value(request.finalists),
       "configs re-timed against the default")(
       "memory-gib", po::value(&request.memory_gib)->default_value(request.memory_gib),
       "input footprint in GiB (KV cache, GEMM operand rotations): several times the L2")(
+      "shard", po::value(&shard_text),
+      "i/N: measure only this deterministic slice of the (batch, config) work into --db and "
+      "record no winners; tuner merge puts the N shard DBs together and decides them")(
       "test-fault-candidate", po::bool_switch(&request.inject_fault_candidate),
       "test only: add a candidate that writes out of bounds, to prove fault isolation");
   if (!parse_or_help("sweep", "--db FILE [options]", options, args)) return 0;
@@ -143,6 +152,8 @@ int run_sweep(const Args& args) {
     throw InputError("--search-keep must be 1 or more, got " +
                      std::to_string(request.search.max_keep));
   }
+  request.shard = parse_shard(shard_text);
+  if (!request.devices.empty()) (void)parse_devices(request.devices);  // exit 2 before any GPU work
   if (!budget_arch.empty()) request.budget_arch = budget_arch;
   request.cache_dir = cache_dir.empty() ? default_cache_dir().string() : cache_dir;
   CubinCache check_cache_dir(request.cache_dir);  // fails early, naming the dir, when unusable

@@ -1,0 +1,103 @@
+// Writes N shard DBs of the default sweep (sparse_mla_decode, default shape, the 11 default
+// batches) through the real store, as N `tuner sweep --shard i/N` runs on one GPU model would:
+// each shard records the whole plan (every config of the space, plan stage) and measured trials
+// for its slice of (batch, config). Every config of the space counts as a candidate, more than a
+// real sweep's survivors, so the merge timed on these files is an upper bound.
+// The timings are fixture data (a hash of the item), not measurements: the files exist to time
+// `tuner merge` (BENCHMARKS.md), not to pick configs.
+//
+// Usage: tuner_shard_fixture OUT_DIR N    -> OUT_DIR/shard-1.db ... shard-N.db
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "core/config.hpp"
+#include "db/store/shards.hpp"
+#include "db/store/store.hpp"
+#include "kernels/registry.hpp"
+#include "tuner/run_info.hpp"
+#include "tuner/shard.hpp"
+
+namespace {
+
+const std::vector<int> kBatches{1, 2, 4, 8, 16, 32, 48, 64, 80, 96, 128};
+
+tuner::db::TrialRecord measured(std::int64_t run, std::int64_t problem, const std::string& hash,
+                                const std::string& params, std::uint64_t seed) {
+  tuner::db::TrialRecord trial;
+  trial.run_id = run;
+  trial.problem_id = problem;
+  trial.source_hash = hash;
+  trial.stage = tuner::db::Stage::measure;
+  trial.budget_arch = "sm_90";
+  trial.measured_arch = "sm_90";
+  trial.device_name = "NVIDIA H200";
+  trial.params_json = params;
+  trial.fate = tuner::db::Fate::measured;
+  trial.reason = "verified and timed";
+  const double median = 10.0 + static_cast<double>(seed % 10000) / 100.0;
+  trial.median_us = median;
+  trial.p10_us = median * 0.995;
+  trial.p90_us = median * 1.005;
+  trial.samples = 40;
+  trial.rel_spread = 0.01;
+  trial.measure_env = "nvrtc 13.0, driver 13000, protocol 1";
+  return trial;
+}
+
+void write_shard(const std::filesystem::path& path, const tuner::ShardSpec& shard) {
+  const tuner::Family& family = tuner::family_by_name("sparse_mla_decode");
+  const std::string shape = family.canonicalize(family.default_shapes.front().values).canonical();
+  const std::string& hash = family.source_hash();
+  tuner::db::Store store = tuner::db::Store::open(path);
+  tuner::db::RunInfo run = tuner::base_run_info(
+      tuner::db::RunKind::sweep, "sm_90", "tuner sweep --shard " + shard.text() + " (fixture)");
+  run.gpu_name = "NVIDIA H200";
+  run.measured_arch = "sm_90";
+  const std::int64_t run_id = store.begin_run(run);
+  store.add_source(hash, family.name);
+  tuner::db::record_shard(store, run_id, shard.index, shard.count,
+                          tuner::sweep_work(family.name, shape, "sm_90", kBatches));
+  const std::vector<tuner::Config> configs = tuner::cross_product(family.space());
+  const std::int64_t plan_problem = store.problem_id({family.name, shape, std::nullopt});
+  for (const tuner::Config& config : configs) {
+    tuner::db::TrialRecord trial;
+    trial.run_id = run_id;
+    trial.problem_id = plan_problem;
+    trial.source_hash = hash;
+    trial.budget_arch = "sm_90";
+    trial.params_json = tuner::to_json(config);
+    trial.reason = "fixture survivor";
+    store.record_trial(trial);
+  }
+  for (int batch : kBatches) {
+    const std::int64_t problem = store.problem_id({family.name, shape, batch});
+    for (const tuner::Config& config : configs) {
+      const std::string params = tuner::to_json(config);
+      const std::string key = tuner::sweep_item_key(shape, batch, params);
+      if (!tuner::in_shard(shard, key)) continue;
+      store.record_trial(measured(run_id, problem, hash, params, std::hash<std::string>{}(key)));
+    }
+  }
+  store.end_run(run_id);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s OUT_DIR N\n", argv[0]);
+    return 2;
+  }
+  const std::filesystem::path dir = argv[1];
+  const int count = std::atoi(argv[2]);
+  std::filesystem::create_directories(dir);
+  for (int index = 1; index <= count; ++index) {
+    const auto path = dir / ("shard-" + std::to_string(index) + ".db");
+    std::filesystem::remove(path);
+    write_shard(path, tuner::ShardSpec{index, count});
+    std::printf("%s\n", path.c_str());
+  }
+  return 0;
+}
