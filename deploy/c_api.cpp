@@ -98,8 +98,8 @@ TUNEDB_CUDA_API int tunedb_cuda_launch(const tunedb_cuda_launcher* launcher, con
   const tunedb::cuda::ServeResult result = launcher->launcher.launch(
       family, shape, batch, args, args_size, static_cast<CUstream>(stream), &ran);
   if (report != nullptr) {
-    report->how = tunedb::how_name(ran.how);
-    report->miss = tunedb::miss_name(ran.miss);
+    report->how = ran.how_text;
+    report->miss = ran.miss_text;
     report->tuned_batch = ran.tuned_batch;
     report->params_json = ran.config == nullptr ? "" : ran.config->params_json.data();
     report->cuda_result = static_cast<int>(result.cuda_result);

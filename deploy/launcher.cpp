@@ -159,7 +159,10 @@ ServeResult Launcher::launch(std::string_view family, std::string_view shape, in
     return {ServeStatus::bad_arguments, "args is not this family's argument struct"};
   }
   const Lookup found = data_->db.lookup(family, data_->arch, shape, batch);
-  if (report != nullptr) *report = {found.how, found.miss, found.tuned_batch, found.config};
+  if (report != nullptr) {
+    *report = {found.how,    found.miss,          found.tuned_batch,
+               found.config, how_name(found.how), miss_name(found.miss)};
+  }
   const Slot* slot = found.cubin == nullptr ? nullptr : &data_->slots[found.cubin->index];
   if (slot == nullptr || slot->family != deploy) {
     return {ServeStatus::no_kernel, "no launchable frozen cubin for this family and arch"};

@@ -29,6 +29,8 @@ struct LaunchReport {
   Miss miss = Miss::none;
   int tuned_batch = 0;
   const Config* config = nullptr;
+  const char* how_text = "";   // "exact", "bucket", "default" (static strings)
+  const char* miss_text = "";  // "none", "arch_not_in_db", "family_not_in_db", "shape_not_tuned"
 };
 
 class TUNEDB_CUDA_API Launcher {
