@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <string>
 
+#include "core/cuda_driver.hpp"
 #include "core/error.hpp"
 #include "deploy/launcher.hpp"
 #include "deploy/tunedb_cuda.h"
@@ -108,8 +110,13 @@ TUNEDB_CUDA_API int tunedb_cuda_launch(const tunedb_cuda_launcher* launcher, con
     last_error[0] = '\0';
     return TUNEDB_CUDA_OK;
   }
-  std::snprintf(last_error, sizeof last_error, "tunedb_cuda_launch %s (%s, batch %d): %s", family,
-                tunedb::cuda::status_name(result.status), batch, result.what);
+  // A failed launch names the driver's code (CUDA_ERROR_...); only this error path allocates.
+  const std::string code = result.status == tunedb::cuda::ServeStatus::launch_failed
+                               ? " " + tuner::cuda::result_name(result.cuda_result)
+                               : std::string();
+  std::snprintf(last_error, sizeof last_error, "tunedb_cuda_launch %s shape %s batch %d: %s: %s%s",
+                family, shape, batch, tunedb::cuda::status_name(result.status), result.what,
+                code.c_str());
   return status_code(result.status);
 }
 

@@ -32,7 +32,7 @@ step sweep issue13_sweep.log "$build/tuner/tuner" sweep --db "$work/tuning.db" \
 step freeze issue13_freeze.log "$build/tuner/tuner" freeze --db "$work/tuning.db" \
   --out "$work/frozen.db" --cache-dir "$work/cache"
 cp "$work/frozen.db" "$out/issue13_frozen.db" 2>/dev/null
-step gpu_test issue13_gpu_tunedb_cuda.log env TUNER_REQUIRE_GPU=1 \
+step gpu_test issue13_gpu_tunedb_cuda.log env TUNER_REQUIRE_GPU=1 TUNER_BINARY="$build/tuner/tuner" \
   ctest --test-dir "$build" -R gpu_tunedb_cuda --output-on-failure
 step gpu_swept issue13_gpu_swept.log env TUNER_REQUIRE_GPU=1 TUNEDB_SERVE_DB="$work/frozen.db" \
   "$build/tests/gpu_tunedb_cuda" --no-skip --success=false

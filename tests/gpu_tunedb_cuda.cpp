@@ -6,6 +6,7 @@
 // h200_issue13.sh, run with --no-skip), a winner's time within 3 % of its DB median.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -75,16 +76,28 @@ fs::path make_frozen_db(const test::TempDir& dir) {
     store.end_run(run);
   }
   const fs::path frozen = dir / "frozen.db";
-  const std::string command = std::string(TUNER_BINARY_DIR) + "/tuner/tuner freeze --db " +
-                              store_path.string() + " --out " + frozen.string() + " --arch " +
-                              arch + " --cache-dir " + (dir / "cache").string() + " >" +
-                              (dir / "freeze.log").string() + " 2>&1";
+  // TUNER_BINARY overrides the build tree's binary (a copied build on the GPU machine).
+  const char* binary = std::getenv("TUNER_BINARY");
+  const std::string tuner =
+      binary != nullptr ? std::string(binary) : std::string(TUNER_BINARY_DIR) + "/tuner/tuner";
+  const std::string command = tuner + " freeze --db " + store_path.string() + " --out " +
+                              frozen.string() + " --arch " + arch + " --cache-dir " +
+                              (dir / "cache").string() + " >" + (dir / "freeze.log").string() +
+                              " 2>&1";
   REQUIRE_MESSAGE(std::system(command.c_str()) == 0, "tuner freeze failed: see freeze.log");
   return frozen;
 }
 
+// One frozen DB per process (freezing compiles with NVRTC): TUNEDB_SERVE_DB or the hand-made one.
+const fs::path& frozen_db() {
+  static const test::TempDir dir;
+  static const fs::path path = std::getenv("TUNEDB_SERVE_DB") != nullptr
+                                   ? fs::path(std::getenv("TUNEDB_SERVE_DB"))
+                                   : make_frozen_db(dir);
+  return path;
+}
+
 struct Served {
-  test::TempDir dir;
   fs::path frozen;
   tunedb::cuda::Launcher launcher;
   UtilityKernels utility;
@@ -92,11 +105,12 @@ struct Served {
   cuda::DeviceBuffer workspace;
 
   Served()
-      : frozen(std::getenv("TUNEDB_SERVE_DB") ? fs::path(std::getenv("TUNEDB_SERVE_DB"))
-                                              : make_frozen_db(dir)),
+      : frozen(frozen_db()),
         launcher(tunedb::cuda::Launcher::open(frozen, 0)),
         utility(load_utility_kernels(cuda::device_info(0).arch_sm())),
-        workspace(launcher.workspace_bytes(kFamilyName, kFp8, kMaxBatch), "workspace") {}
+        workspace(std::max(launcher.workspace_bytes(kFamilyName, kFp8, kMaxBatch),
+                           launcher.workspace_bytes(kFamilyName, kBf16, kMaxBatch)),
+                  "workspace") {}
 
   DeviceProblem problem(const char* shape_text, int batch, int index_sets, double kv_gib) {
     smla_family::Shape shape;

@@ -82,6 +82,7 @@ def run_batch(launcher, workspace, kv_format, kv, full, batch, gen):
     for replay in range(2):
         draw(batch, gen, q, indices)
         out.fill_(float("nan"))
+        lse.fill_(float("nan"))
         graph.replay()
         torch.cuda.synchronize()
         agree("%s batch %d graph replay %d" % (kv_format, batch, replay), out, lse,
