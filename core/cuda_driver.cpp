@@ -855,3 +855,14 @@ void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned dynamic_smem, C
 }
 
 }  // namespace tuner::cuda
+
+namespace tuner::cuda {
+
+CUresult launch_unchecked(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                          unsigned block_x, unsigned dynamic_smem, CUstream stream,
+                          void** params) noexcept {
+  return driver().api.launch_kernel(function, grid_x, grid_y, grid_z, block_x, 1, 1, dynamic_smem,
+                                    stream, params, nullptr);
+}
+
+}  // namespace tuner::cuda

@@ -195,4 +195,11 @@ struct Dim3 {
 void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned dynamic_smem, CUstream stream,
             void** args, const std::string& context);
 
+// cuLaunchKernel with a 1-D block, unchecked and allocation-free: for the serving launcher's hot
+// path (core/deploy_family.hpp's LaunchKernelFn), which reports the result itself. Call only after
+// require_gpu() succeeded.
+CUresult launch_unchecked(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                          unsigned block_x, unsigned dynamic_smem, CUstream stream,
+                          void** params) noexcept;
+
 }  // namespace tuner::cuda

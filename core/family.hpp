@@ -54,6 +54,18 @@ struct DeviceSession {
   std::function<double()> flops;        // useful flops of the prepared batch (0: n/a)
 };
 
+// One kernel of a frozen config as the serving launcher binds it (core/deploy_family.hpp), stored
+// next to the cubin by `tuner freeze` so that serving needs neither the tuner nor a compiler.
+struct FrozenLaunch {
+  std::string role;             // the family's role name, e.g. "split.fp8_ds_mla", "combine"
+  std::string name_expression;  // one of frozen_program's name expressions
+  int block_threads = 0;
+  int dynamic_smem = 0;      // bytes each launch asks for
+  int max_dynamic_smem = 0;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES to set at load
+  // The config values the family's deploy geometry reads, canonical JSON ({"block_t":16,...}).
+  std::string launch_params_json;
+};
+
 struct DeviceSetup {
   Shape shape;
   int arch_sm = 0;
@@ -89,6 +101,10 @@ struct Family {
   // names are its name expressions' lowered names, in order.
   CompileRequest (*frozen_program)(const Config& config, const std::vector<Shape>& shapes,
                                    int arch_sm) = nullptr;
+  // The launch facts of frozen_program's kernels for the same (config, shapes). Optional: a family
+  // without it freezes cubins the serving launcher cannot launch (it says so at open).
+  std::vector<FrozenLaunch> (*frozen_launches)(const Config& config,
+                                               const std::vector<Shape>& shapes) = nullptr;
   // SHA-256 over the family's template files (and common/): a change to one family invalidates
   // only its own results.
   const std::string& (*source_hash)() = nullptr;

@@ -16,6 +16,8 @@ packages=(
   doctest-dev                     # unit tests
   libbenchmark-dev                # bench/tunedb_lookup
   python3 python3-matplotlib      # scripts/plot_report.py, the tunedb ctypes test
+  python3-venv python3-setuptools python3-wheel  # scripts/test_install.sh: pip install of
+                                  # db/python into a fresh venv with no network
   clang-format clang-tidy         # style checks (scripts/lint.sh)
   clang libclang-rt-14-dev        # the libFuzzer target over the tunedb readers (tests/fuzz)
   slurm-wlm munge                 # tests/slurm: a real one-node Slurm cluster (tuner plan --shard)

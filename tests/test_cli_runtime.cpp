@@ -11,8 +11,10 @@
 #include "db/sqlite/sqlite.hpp"
 #include "db/store/store.hpp"
 #include "db/tools/fixture.hpp"
+#include "db/tunedb/tunedb.hpp"
 #include "kernels/fp8_gemm/family.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
+#include "templates/sparse_mla_decode/layout.h"
 #include "tests/support/run_command.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -200,6 +202,32 @@ TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an
   const nlohmann::json fallback = query_json(frozen, 8, "--kv bf16");
   CHECK(fallback["how"] == "default");
   CHECK(fallback["kernel_names"].size() == 3);
+
+  // Frozen schema 3: each kernel's launch facts, as the serving launcher binds them. kTuned1
+  // runs 4 warps, no producer warps (128 threads) and its layout's dynamic shared memory.
+  const tunedb::TuningDb opened = tunedb::TuningDb::open(frozen);
+  const tunedb::Lookup one =
+      opened.lookup("sparse_mla_decode", "sm_120", tuner::db::fixture::kShape, 1);
+  REQUIRE(one.cubin != nullptr);
+  REQUIRE(one.cubin->launches.size() == 2);
+  const tunedb::KernelLaunch& combine = one.cubin->launches[0];
+  const tunedb::KernelLaunch& split = one.cubin->launches[1];
+  CHECK(combine.role == "combine");
+  CHECK(combine.kernel_name == one.cubin->kernel_names.back());
+  CHECK(combine.block_threads == 128);
+  CHECK(split.role == "split.fp8_ds_mla");
+  CHECK(split.kernel_name == one.cubin->kernel_names.front());
+  CHECK(split.block_threads == 128);
+  CHECK(split.dynamic_smem ==
+        static_cast<int>(smla::smem_layout(32, 16, 4, 2, 0, 0, 0).total_bytes));
+  CHECK(split.max_dynamic_smem == split.dynamic_smem);
+  REQUIRE(split.launch_params.size() == 3);
+  CHECK(split.launch_params[2].name == "target_ctas");
+  CHECK(split.launch_params[2].value == 1024);
+  const tunedb::Lookup untuned = opened.lookup(
+      "sparse_mla_decode", "sm_120", "kv_format=bf16,local_heads=16,page_size=64,topk=2048", 8);
+  REQUIRE(untuned.cubin != nullptr);
+  CHECK(untuned.cubin->launches.size() == 3);  // both split kernels and combine
 
   // Refuses to overwrite without --force.
   const Result again = run_tuner("freeze --db " + quoted(db) + " --out " + quoted(frozen) +

@@ -1,5 +1,6 @@
 // The house's layers only look down: core/ includes nothing of ours outside core/; kernels/ only
-// core/, kernels/ and templates/; db/ only db/; templates/ only templates/ (NVRTC include names).
+// core/, kernels/ and templates/; db/ only db/; templates/ only templates/ (NVRTC include names);
+// deploy/ (libtunedb_cuda) no tuner/ and no NVRTC.
 // Reads the source tree (TUNER_SOURCE_DIR) as text.
 #include <doctest/doctest.h>
 
@@ -41,6 +42,11 @@ TEST_CASE("layers: no include runs from a lower layer to a higher one") {
   CHECK(upward_includes("kernels", {"core/", "kernels/", "templates/"}).empty());
   CHECK(upward_includes("db", {"db/"}).empty());
   CHECK(upward_includes("templates", {"common/", "fp8_gemm/", "sparse_mla_decode/"}).empty());
+  // libtunedb_cuda (deploy/): the driver wrapper, tunedb and the families' deploy units only;
+  // never the tuner, never NVRTC (scripts/test_install.sh checks its NEEDED entries too).
+  CHECK(upward_includes("deploy", {"core/deploy_family.hpp", "core/cuda_driver.hpp",
+                                   "core/error.hpp", "db/tunedb/", "deploy/", "kernels/"})
+            .empty());
   // The check can fail: tuner/ includes kernels/ and db/, which core/ may not.
   CHECK_FALSE(upward_includes("tuner", {"core/"}).empty());
 }

@@ -206,7 +206,7 @@ TEST_CASE("tunedb: freeze and verify round-trip") {
   CHECK(report.checksum == fixture.summary.checksum);
   CHECK(report.winners == 4);
   CHECK(report.cubins == 4);
-  CHECK(report.schema_version == 2);
+  CHECK(report.schema_version == 3);
 
   const Connection frozen = Connection::open(fixture.frozen, OpenMode::read_only);
   CHECK(frozen.query_int64("SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('trials', "
@@ -431,14 +431,22 @@ TEST_CASE("tunedb: damaged, foreign, newer and missing files get clear errors") 
     CHECK_THROWS_AS(tunedb::verify(cut), tunedb::DbError);
   }
   SUBCASE("newer schema") {
-    const fs::path newer = edited_copy(fixture, "newer.db", "PRAGMA user_version = 3");
+    const fs::path newer = edited_copy(fixture, "newer.db", "PRAGMA user_version = 4");
     CHECK_THROWS_WITH_AS(
         tunedb::TuningDb::open(newer),
-        (newer.string() + " is a frozen tuning DB with schema version 3, newer than the version "
-                          "2 this build reads: use a newer tuner/tunedb, or a DB written by this "
+        (newer.string() + " is a frozen tuning DB with schema version 4, newer than the version "
+                          "3 this build reads: use a newer tuner/tunedb, or a DB written by this "
                           "one")
             .c_str(),
         tunedb::DbInputError);
+  }
+  SUBCASE("a version-2 frozen file (no launch metadata) is refused with the fix") {
+    const fs::path old = edited_copy(fixture, "v2.db", "PRAGMA user_version = 2");
+    const std::string message = what_of([&] { tunedb::TuningDb::open(old); });
+    CHECK(contains(message, old.string() + " is a frozen tuning DB of schema version 2"));
+    CHECK(contains(message, "re-freeze it with `tuner freeze"));
+    CHECK_THROWS_AS(tunedb::TuningDb::open(old), tunedb::DbInputError);
+    CHECK_THROWS_AS(tunedb::verify(old), tunedb::DbInputError);
   }
   SUBCASE("an empty SQLite file") {
     const fs::path empty = fixture.dir / "empty.db";

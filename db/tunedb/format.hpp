@@ -8,8 +8,12 @@ namespace tunedb {
 // keys problems and winners on (family, canonical shape text, batch); version 1 files (shape
 // columns n_heads, attn_tp, topk, kv_format, page_size) are refused with the fix (db/README.md).
 inline constexpr int kStoreSchemaVersion = 3;
-// PRAGMA user_version of a frozen file (metadata, defaults, winners, cubins); 2 as for the store.
-inline constexpr int kFrozenSchemaVersion = 2;
+// PRAGMA user_version of a frozen file (metadata, defaults, winners, cubins, launches). Version 3
+// added `launches` (what the serving launcher needs per kernel: lowered name, block size, dynamic
+// shared memory, the max-dynamic-smem attribute, launch-parameter values); a version-2 frozen file
+// is refused with the fix (freeze it again), since its cubins cannot be launched.
+inline constexpr int kFrozenSchemaVersion = 3;
+inline constexpr int kFirstLaunchesFrozenVersion = 3;
 // The first versions keyed on shape text; older files are refused, never misread.
 inline constexpr int kFirstShapeTextVersion = 2;
 // PRAGMA application_id of a tuning store ("TUNR"): tells our files from other SQLite files.

@@ -12,6 +12,7 @@
 #include "db/tunedb/cubin_elf.hpp"
 #include "db/tunedb/format.hpp"
 #include "db/tunedb/frozen.hpp"
+#include "db/tunedb/launches.hpp"
 #include "db/tunedb/params.hpp"
 
 namespace tunedb {
@@ -240,6 +241,7 @@ class Freezer {
       insert.bind(5, names).bind(6, tuner::db::Blob{image.bytes.data(), image.bytes.size()});
       insert.run();
       insert.reset();
+      detail::insert_launches(out_, {family, arch, params_json, source_hash}, image, store_);
       ++summary_.cubins;
     }
   }

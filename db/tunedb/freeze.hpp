@@ -21,9 +21,20 @@ struct CubinRequest {
   std::string source_hash;  // the kernel source the winner was timed with
 };
 
+// How the serving launcher launches one kernel of the image (table `launches`, db/README.md).
+struct LaunchRecord {
+  std::string role;         // the family's role name ("split.fp8_ds_mla", "combine")
+  std::string kernel_name;  // one of the image's kernel_names
+  int block_threads = 0;
+  int dynamic_smem = 0;
+  int max_dynamic_smem = 0;        // >= dynamic_smem
+  std::string launch_params_json;  // the values the family's deploy geometry reads
+};
+
 struct CubinImage {
-  std::vector<char> bytes;                // never empty
-  std::vector<std::string> kernel_names;  // mangled names in the image
+  std::vector<char> bytes;                  // never empty
+  std::vector<std::string> kernel_names;    // mangled names in the image
+  std::vector<LaunchRecord> launches = {};  // empty: a family the launcher cannot launch
 };
 
 // The caller (the tuner CLI) compiles or fetches the image; tunedb never runs a compiler.

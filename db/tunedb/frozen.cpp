@@ -57,6 +57,21 @@ CREATE TABLE cubins(
   bytes BLOB NOT NULL,
   PRIMARY KEY (family, arch, params_json, source_hash)
 ) WITHOUT ROWID;
+CREATE TABLE launches(
+  family TEXT NOT NULL,
+  arch TEXT NOT NULL,
+  params_json TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  role TEXT NOT NULL,
+  kernel_name TEXT NOT NULL,
+  block_threads INTEGER NOT NULL CHECK (block_threads > 0),
+  dynamic_smem INTEGER NOT NULL CHECK (dynamic_smem >= 0),
+  max_dynamic_smem INTEGER NOT NULL CHECK (max_dynamic_smem >= dynamic_smem),
+  launch_params TEXT NOT NULL,
+  PRIMARY KEY (family, arch, params_json, source_hash, role),
+  FOREIGN KEY (family, arch, params_json, source_hash)
+    REFERENCES cubins (family, arch, params_json, source_hash)
+) WITHOUT ROWID;
 )sql";
 
 namespace {
@@ -78,6 +93,10 @@ constexpr std::array kChecksumTables = {
     TableSpec{"cubins",
               "SELECT family, arch, params_json, source_hash, kernel_names, bytes FROM cubins "
               "ORDER BY family, arch, params_json, source_hash"},
+    TableSpec{"launches",
+              "SELECT family, arch, params_json, source_hash, role, kernel_name, block_threads, "
+              "dynamic_smem, max_dynamic_smem, launch_params FROM launches ORDER BY family, arch, "
+              "params_json, source_hash, role"},
 };
 
 void hash_u64(Fnv1a64& hash, std::uint64_t value) {
@@ -256,6 +275,17 @@ FileKind inspect_file(const Connection& connection, const std::string& path) {
   FileKind kind;
   kind.schema_version = static_cast<int>(connection.query_int64("PRAGMA user_version"));
   kind.frozen = application_id == kFrozenApplicationId;
+  // Before the version checks: a frozen file whose marker was cleared must not pass for a newer
+  // store.
+  if (!kind.frozen && (has_table(connection, "cubins") || has_table(connection, "metadata"))) {
+    throw DbError(path +
+                      " holds a frozen DB's tables (cubins, metadata) but its header does not "
+                      "mark it frozen (SQLite application_id " +
+                      std::to_string(application_id) +
+                      "), so its checksum cannot be trusted: the file was edited or written by "
+                      "an older tuner; freeze it again from the store",
+                  path);
+  }
   const int known = kind.frozen ? kFrozenSchemaVersion : kStoreSchemaVersion;
   const char* what = kind.frozen ? "frozen tuning DB" : "tuning store";
   if (kind.schema_version > known) {
@@ -267,20 +297,19 @@ FileKind inspect_file(const Connection& connection, const std::string& path) {
   if (kind.schema_version != 0 && kind.schema_version < kFirstShapeTextVersion) {
     throw DbInputError(old_schema_message(path, kind.schema_version));
   }
+  if (kind.frozen && kind.schema_version != 0 &&
+      kind.schema_version < kFirstLaunchesFrozenVersion) {
+    throw DbInputError(path + " is a frozen tuning DB of schema version " +
+                       std::to_string(kind.schema_version) +
+                       ", before frozen files carried launch metadata (version " +
+                       std::to_string(kFirstLaunchesFrozenVersion) +
+                       "): re-freeze it with `tuner freeze --db STORE --out NEW.db` of this build");
+  }
   if (kind.schema_version == 0 || !has_table(connection, "winners")) {
     throw DbInputError(path + " is not a tuning DB (schema version " +
                        std::to_string(kind.schema_version) +
                        ", no winners table): pass a tuning store written by `tuner sweep` or a "
                        "file written by `tuner freeze`");
-  }
-  if (!kind.frozen && (has_table(connection, "cubins") || has_table(connection, "metadata"))) {
-    throw DbError(path +
-                      " holds a frozen DB's tables (cubins, metadata) but its header does not "
-                      "mark it frozen (SQLite application_id " +
-                      std::to_string(application_id) +
-                      "), so its checksum cannot be trusted: the file was edited or written by "
-                      "an older tuner; freeze it again from the store",
-                  path);
   }
   return kind;
 }

@@ -52,11 +52,27 @@ struct Config {
   std::optional<std::int64_t> value(std::string_view name) const noexcept;
 };
 
+// How to launch one kernel of a frozen cubin (frozen schema 3, table `launches`): what the serving
+// launcher (libtunedb_cuda) binds at start-up.
+struct KernelLaunch {
+  std::string_view role;         // the family's name for it: "split.fp8_ds_mla", "combine"
+  std::string_view kernel_name;  // lowered (mangled) name in the cubin
+  int block_threads = 0;
+  int dynamic_smem = 0;      // bytes per launch
+  int max_dynamic_smem = 0;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES to set at load
+  std::vector<Param> launch_params;  // the values the family's geometry reads, sorted by name
+};
+
 // A compiled kernel image frozen next to the winners (a frozen file only).
 struct Cubin {
   std::vector<char> bytes;
   std::vector<std::string_view> kernel_names;  // mangled names, as cuModuleGetFunction wants
   std::string_view kernel_names_text;          // the same, one per line
+  std::string_view family;
+  std::string_view arch;               // the arch the image was compiled for ("sm_90")
+  std::string_view params_json;        // the config it runs
+  std::size_t index = 0;               // position among the TuningDb's cubins
+  std::vector<KernelLaunch> launches;  // by role; empty for a family the launcher cannot launch
 };
 
 enum class How { exact, bucket, default_config, not_found };
@@ -128,6 +144,10 @@ class TuningDb {
   // Every distinct config (winners and defaults), indexed by Config::index.
   std::size_t config_count() const noexcept;
   const Config& config(std::size_t index) const noexcept;
+  // Every cubin (frozen files opened with verify_checksum only), indexed by Cubin::index: what a
+  // serving launcher loads at start-up.
+  std::size_t cubin_count() const noexcept;
+  const Cubin& cubin(std::size_t index) const noexcept;
 
   struct Data;  // defined in tuning_db.cpp
 

@@ -7,6 +7,7 @@
 
 #include "db/sqlite/sqlite.hpp"
 #include "db/tunedb/frozen.hpp"
+#include "db/tunedb/launches.hpp"
 #include "db/tunedb/params.hpp"
 #include "db/tunedb/shape.hpp"
 #include "db/tunedb/tunedb.hpp"
@@ -169,6 +170,13 @@ class Loader {
       const auto key =
           std::make_tuple(data_->intern(rows.column_text(0)), data_->intern(rows.column_text(1)),
                           data_->intern(rows.column_text(2)), data_->intern(rows.column_text(3)));
+      cubin.family = std::get<0>(key);
+      cubin.arch = std::get<1>(key);
+      cubin.params_json = std::get<2>(key);
+      cubin.index = data_->cubins.size() - 1;
+      detail::read_launches(
+          connection_, std::get<3>(key), cubin,
+          [this](std::string_view text) { return data_->intern(text); }, path_);
       cubins_[key] = &cubin;
       cubins_by_config_.emplace(
           std::make_tuple(std::get<0>(key), std::get<1>(key), std::get<2>(key)), &cubin);
@@ -448,6 +456,10 @@ const DbInfo& TuningDb::info() const noexcept {
 std::size_t TuningDb::config_count() const noexcept { return data_ ? data_->configs.size() : 0; }
 
 const Config& TuningDb::config(std::size_t index) const noexcept { return data_->configs[index]; }
+
+std::size_t TuningDb::cubin_count() const noexcept { return data_ ? data_->cubins.size() : 0; }
+
+const Cubin& TuningDb::cubin(std::size_t index) const noexcept { return data_->cubins[index]; }
 
 std::optional<std::int64_t> Config::value(std::string_view name) const noexcept {
   const auto found = std::lower_bound(

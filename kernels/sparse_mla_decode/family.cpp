@@ -5,7 +5,9 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "kernels/sparse_mla_decode/deploy.hpp"
 #include "kernels/sparse_mla_decode/resources.hpp"
+#include "kernels/sparse_mla_decode/serve.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
 
@@ -111,6 +113,29 @@ CompileRequest frozen_program(const Config& config, const std::vector<tuner::Sha
   return compile;
 }
 
+// Each split kernel of frozen_program with the dynamic shared memory of its layout (also its
+// max-dynamic-smem attribute), then the combine kernel (deploy.hpp's block size, no dynamic smem).
+std::vector<FrozenLaunch> frozen_launches(const Config& config,
+                                          const std::vector<tuner::Shape>& shapes) {
+  std::set<KvFormat> formats;
+  for (const tuner::Shape& shape : shapes) formats.insert(typed_shape(shape).kv_format);
+  if (formats.empty()) formats = {KvFormat::fp8_ds_mla, KvFormat::bf16};
+  const KernelConfig kernel = from_config(config);
+  const std::string params = "{\"block_h\":" + std::to_string(kernel.block_h) +
+                             ",\"block_t\":" + std::to_string(kernel.block_t) +
+                             ",\"target_ctas\":" + std::to_string(kernel.target_ctas) + "}";
+  std::vector<FrozenLaunch> launches;
+  for (const KvFormat format : formats) {
+    const StaticBudget budget = static_budget(kernel, format);
+    launches.push_back({std::string(split_role(format)), split_kernel_name(kernel, format),
+                        budget.threads_per_block, budget.smem_bytes_per_block,
+                        budget.smem_bytes_per_block, params});
+  }
+  launches.push_back({std::string(kCombineRole), combine_kernel_name(),
+                      static_cast<int>(kCombineThreads), 0, 0, params});
+  return launches;
+}
+
 // tuner export: one JSON per shape and device keyed by batch, as serving stacks keep tuned
 // configs; the entry is the parameter object with upper-case names (BLOCK_T, TARGET_CTAS, ...).
 std::string export_name(const tuner::Shape& shape, const std::string& device_name) {
@@ -155,6 +180,7 @@ Family make_family() {
   f.program = &program;
   f.main_kernel = &main_kernel;
   f.frozen_program = &frozen_program;
+  f.frozen_launches = &frozen_launches;
   f.source_hash = &source_hash;
   f.open_device = &open_device;
   f.tolerance = "||out - ref|| / ||ref|| < 1e-2, lse |d| / max(|ref|, 1) < 1e-3";

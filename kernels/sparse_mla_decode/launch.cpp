@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "kernels/sparse_mla_decode/deploy.hpp"
 #include "templates/sparse_mla_decode/params.h"
 
 namespace tuner::smla_family {
@@ -40,34 +41,21 @@ DecodeKernels load_decode_kernels(const CompileResult& compiled, const KernelCon
 void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
                    const DeviceProblem& problem, int index_set, CUstream stream) {
   const Shape& shape = problem.spec.shape;
-  smla::SplitParams split{};
-  split.q = device_pointer<const unsigned short>(problem.q.get());
-  split.kv = device_pointer<const unsigned char>(problem.kv.get());
-  split.indices = device_pointer<const int>(problem.index_set(index_set));
-  split.out = device_pointer<unsigned short>(problem.out.get());
-  split.lse = device_pointer<float>(problem.lse.get());
-  split.partial_out = device_pointer<float>(problem.partial_out.get());
-  split.partial_lse = device_pointer<float>(problem.partial_lse.get());
-  split.batch = shape.batch;
-  split.n_local_heads = shape.n_local_heads();
-  split.topk = shape.topk;
-  split.num_splits = geometry.num_splits;
-  split.tokens_per_split = geometry.tokens_per_split;
-  split.scale_log2 = problem.softmax_scale * static_cast<float>(M_LOG2E);
+  // Packing is deploy.hpp's, shared with the serving launcher.
+  const DecodeDims dims{shape.batch, shape.n_local_heads(), shape.topk};
+  const SplitPlan plan{geometry.head_groups, geometry.requested_splits, geometry.num_splits,
+                       geometry.tokens_per_split};
+  const DecodeBuffers buffers{
+      problem.q.get(),   problem.kv.get(),          problem.index_set(index_set), problem.out.get(),
+      problem.lse.get(), problem.partial_out.get(), problem.partial_lse.get()};
+  smla::SplitParams split = pack_split(buffers, dims, plan, problem.softmax_scale);
   void* split_args[] = {&split};
   cuda::launch(kernels.split,
                {geometry.split_grid[0], geometry.split_grid[1], geometry.split_grid[2]},
                {geometry.split_threads, 1, 1}, geometry.split_smem_bytes, stream, split_args,
                context_of(kernels) + " split");
   if (!geometry.runs_combine()) return;
-  smla::CombineParams combine{};
-  combine.partial_out = split.partial_out;
-  combine.partial_lse = split.partial_lse;
-  combine.out = split.out;
-  combine.lse = split.lse;
-  combine.batch = shape.batch;
-  combine.n_local_heads = shape.n_local_heads();
-  combine.num_splits = geometry.num_splits;
+  smla::CombineParams combine = pack_combine(buffers, dims, plan);
   void* combine_args[] = {&combine};
   cuda::launch(kernels.combine,
                {geometry.combine_grid[0], geometry.combine_grid[1], geometry.combine_grid[2]},

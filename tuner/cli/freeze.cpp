@@ -4,7 +4,8 @@
 // `tuner verify`: recompute a frozen file's checksum and check its schema.
 //
 // Kernel names stored with each cubin: the lowered names of the family's frozen_program for the
-// config and the shapes whose winners run it (Family::frozen_program says the order).
+// config and the shapes whose winners run it (Family::frozen_program says the order); with each,
+// the launch facts of Family::frozen_launches (role, block size, dynamic smem, launch params).
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -69,8 +70,9 @@ class FamilyCubins {
                        "swept");
     }
     const Arch arch = arch_by_name(request.arch);
-    const CompileRequest compile =
-        family.frozen_program(config_from_json(request.params_json), shapes_for(request), arch.sm);
+    const Config config = config_from_json(request.params_json);
+    const std::vector<Shape> shapes = shapes_for(request);
+    const CompileRequest compile = family.frozen_program(config, shapes, arch.sm);
     const CachedCompile compiled = compile_cached(cache_, compile);
     if (!compiled.compiled) {
       throw std::runtime_error("NVRTC rejected " + compile.context + ":\n" + compiled.result.log);
@@ -78,6 +80,14 @@ class FamilyCubins {
     tunedb::CubinImage image{compiled.result.cubin, {}};
     for (const std::string& expression : compile.name_expressions) {
       image.kernel_names.push_back(compiled.result.lowered_names.at(expression));
+    }
+    if (family.frozen_launches != nullptr) {
+      for (const FrozenLaunch& launch : family.frozen_launches(config, shapes)) {
+        image.launches.push_back({launch.role,
+                                  compiled.result.lowered_names.at(launch.name_expression),
+                                  launch.block_threads, launch.dynamic_smem,
+                                  launch.max_dynamic_smem, launch.launch_params_json});
+      }
     }
     std::printf("cubin for %s (the winners' budget arch): %s, %zu bytes, %s\n", arch.name.c_str(),
                 compile.context.c_str(), image.bytes.size(),

@@ -1,6 +1,7 @@
 """Python access to tunedb (libtunedb.so) through ctypes: look up tuned kernel configurations in a
-frozen tuning DB. No build step; the library is found via $TUNEDB_LIBRARY, next to this module, or
-in the usual build directories.
+frozen tuning DB. No build step; the library is found via $TUNEDB_LIBRARY, next to this module, in
+the usual build directories, or installed (libtunedb.so.0 on the loader's path). `tunedb.torch`
+launches the winners as PyTorch ops (torch is needed only there).
 
     from tunedb import TuningDb
     with TuningDb("frozen.db") as db:
@@ -89,9 +90,12 @@ def _candidate_paths():
         return
     here = Path(__file__).resolve().parent
     yield here / "libtunedb.so"
-    root = here.parent.parent
+    root = here.parent.parent.parent  # db/python/tunedb/ in a checkout
     for build in sorted(root.glob("build*/db/libtunedb.so")):
         yield build
+    # Installed (`cmake --install`): the SONAME, found by the dynamic loader (LD_LIBRARY_PATH,
+    # ldconfig's cache).
+    yield Path("libtunedb.so.0")
 
 
 def load_library(path: Optional[str] = None) -> ctypes.CDLL:
@@ -100,6 +104,11 @@ def load_library(path: Optional[str] = None) -> ctypes.CDLL:
     for candidate in candidates:
         if candidate.exists():
             return _declare(ctypes.CDLL(str(candidate)))
+        if candidate.parent == Path("."):
+            try:
+                return _declare(ctypes.CDLL(str(candidate)))
+            except OSError:
+                continue
     raise TunedbError(
         "input",
         "libtunedb.so not found (looked at: %s): build the `tunedb` target and set "

@@ -1,0 +1,79 @@
+#include "kernels/sparse_mla_decode/deploy.hpp"
+
+#include <algorithm>
+
+#include "templates/sparse_mla_decode/layout.h"
+
+namespace tuner::smla_family {
+
+namespace {
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+template <typename T>
+T* device_pointer(std::uint64_t address) {
+  return reinterpret_cast<T*>(static_cast<std::uintptr_t>(address));
+}
+
+constexpr std::size_t kAlignment = 256;  // partial_lse starts on a 256-byte boundary
+constexpr float kLog2e = 1.4426950408889634f;
+
+}  // namespace
+
+SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params) {
+  SplitPlan plan;
+  plan.head_groups = ceil_div(dims.local_heads, params.block_h);
+  const int tiles = ceil_div(dims.topk, params.block_t);
+  plan.requested_splits =
+      std::clamp(ceil_div(params.target_ctas, dims.batch * plan.head_groups), 1, tiles);
+  const int tiles_per_split = ceil_div(tiles, plan.requested_splits);
+  plan.num_splits = ceil_div(tiles, tiles_per_split);
+  plan.tokens_per_split = tiles_per_split * params.block_t;
+  return plan;
+}
+
+smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dims,
+                             const SplitPlan& plan, float softmax_scale) {
+  smla::SplitParams split{};
+  split.q = device_pointer<const unsigned short>(buffers.q);
+  split.kv = device_pointer<const unsigned char>(buffers.kv);
+  split.indices = device_pointer<const int>(buffers.indices);
+  split.out = device_pointer<unsigned short>(buffers.out);
+  split.lse = device_pointer<float>(buffers.lse);
+  split.partial_out = device_pointer<float>(buffers.partial_out);
+  split.partial_lse = device_pointer<float>(buffers.partial_lse);
+  split.batch = dims.batch;
+  split.n_local_heads = dims.local_heads;
+  split.topk = dims.topk;
+  split.num_splits = plan.num_splits;
+  split.tokens_per_split = plan.tokens_per_split;
+  split.scale_log2 = softmax_scale * kLog2e;
+  return split;
+}
+
+smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims& dims,
+                                 const SplitPlan& plan) {
+  smla::CombineParams combine{};
+  combine.partial_out = device_pointer<const float>(buffers.partial_out);
+  combine.partial_lse = device_pointer<const float>(buffers.partial_lse);
+  combine.out = device_pointer<unsigned short>(buffers.out);
+  combine.lse = device_pointer<float>(buffers.lse);
+  combine.batch = dims.batch;
+  combine.n_local_heads = dims.local_heads;
+  combine.num_splits = plan.num_splits;
+  return combine;
+}
+
+WorkspaceLayout workspace_layout(const DecodeDims& dims, const SplitPlan& plan) {
+  WorkspaceLayout layout;
+  if (!plan.runs_combine()) return layout;
+  const std::size_t rows = static_cast<std::size_t>(dims.batch) *
+                           static_cast<std::size_t>(dims.local_heads) *
+                           static_cast<std::size_t>(plan.num_splits);
+  const std::size_t out_bytes = rows * static_cast<std::size_t>(smla::kLatentDim) * sizeof(float);
+  layout.partial_lse_offset = (out_bytes + kAlignment - 1) / kAlignment * kAlignment;
+  layout.bytes = layout.partial_lse_offset + rows * sizeof(float);
+  return layout;
+}
+
+}  // namespace tuner::smla_family

@@ -1,0 +1,66 @@
+#pragma once
+// The family's launch geometry and parameter packing as a function of (shape, batch, config), with
+// no NVRTC, no tuner and no allocation: the one source of truth for the tuner's host launch code
+// (launch.cpp, geometry.cpp) and for the serving launcher (serve.cpp in libtunedb_cuda).
+#include <cstddef>
+#include <cstdint>
+
+#include "templates/sparse_mla_decode/params.h"
+
+namespace tuner::smla_family {
+
+// The dimensions a launch needs (the canonical shape's local_heads and topk) and the batch.
+struct DecodeDims {
+  int batch = 1;
+  int local_heads = 16;
+  int topk = 2048;
+};
+
+// The config values the geometry reads (the rest of a config is baked into the cubin).
+struct GeometryParams {
+  int block_t = 16;
+  int block_h = 16;
+  int target_ctas = 512;
+};
+
+// head_groups = ceil(local_heads / BLOCK_H); requested = clamp(ceil(TARGET_CTAS / (batch x
+// head_groups)), 1, tiles) with tiles = ceil(topk / BLOCK_T); each split owns
+// ceil(tiles / requested) whole tiles, and splits that would own none are not launched.
+struct SplitPlan {
+  int head_groups = 0;
+  int requested_splits = 0;
+  int num_splits = 0;        // <= requested_splits
+  int tokens_per_split = 0;  // a multiple of BLOCK_T
+  bool runs_combine() const { return num_splits > 1; }
+};
+SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params);
+
+// The caller's device buffers, as addresses. `partial_out` / `partial_lse` are the split partials
+// (the workspace); unused when the plan has one split.
+struct DecodeBuffers {
+  std::uint64_t q = 0;        // [batch][local_heads][576] bf16
+  std::uint64_t kv = 0;       // [tokens][row bytes]
+  std::uint64_t indices = 0;  // [batch][topk] int32 flat token ids, -1 = invalid
+  std::uint64_t out = 0;      // [batch][local_heads][512] bf16
+  std::uint64_t lse = 0;      // [batch][local_heads] fp32
+  std::uint64_t partial_out = 0;
+  std::uint64_t partial_lse = 0;
+};
+
+smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dims,
+                             const SplitPlan& plan, float softmax_scale);
+smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims& dims,
+                                 const SplitPlan& plan);
+
+// The combine kernel's block size (combine.cuh is written for it).
+inline constexpr unsigned kCombineThreads = 128;
+
+// Workspace layout: partial_out (fp32 [batch][heads][splits][512]) at offset 0, then partial_lse
+// (fp32 [batch][heads][splits]) at the next 256-byte boundary. 0 when the plan has one split.
+struct WorkspaceLayout {
+  std::size_t partial_lse_offset = 0;
+  std::size_t bytes = 0;
+};
+WorkspaceLayout workspace_layout(const DecodeDims& dims, const SplitPlan& plan);
+
+}  // namespace tuner::smla_family
