@@ -16,6 +16,16 @@ constexpr const char* kTrialColumnsV1 =
 }  // namespace
 
 void begin_migration(const Connection& connection, int from_version) {
+  if (from_version == 2) {
+    // Version 3 only adds nullable columns: the table keeps its rows, which have no per-launch
+    // quantiles (their measure_env names protocol 1, so a sweep measures them again anyway).
+    connection.exec(
+        "ALTER TABLE trials ADD COLUMN launch_p10_us REAL "
+        "CHECK (launch_p10_us IS NULL OR launch_p10_us > 0); "
+        "ALTER TABLE trials ADD COLUMN launch_p90_us REAL "
+        "CHECK (launch_p90_us IS NULL OR launch_p90_us >= launch_p10_us)");
+    return;
+  }
   if (from_version != 1) return;
   // The old indexes go first: their names would otherwise keep the new ones from being created.
   connection.exec(
@@ -32,9 +42,16 @@ void finish_migration(const Connection& connection, int from_version) {
 }
 
 void read_older_schema(const Connection& connection, int version) {
-  if (version != 1) return;
   // A TEMP view shadows main.trials for unqualified names; the file itself is not touched.
-  connection.exec("CREATE TEMP VIEW trials AS SELECT *, '' AS measure_env FROM main.trials");
+  if (version == 1) {
+    connection.exec(
+        "CREATE TEMP VIEW trials AS SELECT *, '' AS measure_env, NULL AS launch_p10_us, "
+        "NULL AS launch_p90_us FROM main.trials");
+  } else if (version == 2) {
+    connection.exec(
+        "CREATE TEMP VIEW trials AS SELECT *, NULL AS launch_p10_us, NULL AS launch_p90_us "
+        "FROM main.trials");
+  }
 }
 
 }  // namespace tuner::db
