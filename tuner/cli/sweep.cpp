@@ -95,9 +95,9 @@ int run_sweep(const Args& args) {
       "finalists", po::value(&request.finalists)->default_value(request.finalists),
       "configs re-timed against the default")(
       "memory-gib", po::value(&request.memory_gib)->default_value(request.memory_gib),
-      "input footprint in GiB (KV cache, GEMM operand rotations): several times the L2")(
-      "test-fault-candidate", po::bool_switch(&request.inject_fault_candidate),
-      "test only: add a candidate that writes out of bounds, to prove fault isolation");
+      "input footprint in GiB (KV cache, GEMM operand rotations): at least 4x the GPU's L2, else "
+      "refused")("test-fault-candidate", po::bool_switch(&request.inject_fault_candidate),
+                 "test only: add a candidate that writes out of bounds, to prove fault isolation");
   if (!parse_or_help("sweep", "--db FILE [options]", options, args)) return 0;
   request.db_path = db_path;
   const Problem parsed = parse_problem(problem);
