@@ -55,6 +55,7 @@ TUNER_SAME_ABI(PFN_cuStreamEndCapture_v10000, cuStreamEndCapture);
 TUNER_SAME_ABI(PFN_cuEventCreate_v2000, cuEventCreate);
 TUNER_SAME_ABI(PFN_cuEventDestroy_v4000, cuEventDestroy);
 TUNER_SAME_ABI(PFN_cuEventRecord_v2000, cuEventRecord);
+TUNER_SAME_ABI(PFN_cuEventRecordWithFlags_v11010, cuEventRecordWithFlags);
 TUNER_SAME_ABI(PFN_cuEventSynchronize_v2000, cuEventSynchronize);
 TUNER_SAME_ABI(PFN_cuEventElapsedTime_v12080, cuEventElapsedTime);
 TUNER_SAME_ABI(PFN_cuGraphInstantiateWithFlags_v11040, cuGraphInstantiateWithFlags);
@@ -100,6 +101,7 @@ struct DriverApi {
   PFN_cuEventCreate_v2000 event_create = nullptr;
   PFN_cuEventDestroy_v4000 event_destroy = nullptr;
   PFN_cuEventRecord_v2000 event_record = nullptr;
+  PFN_cuEventRecordWithFlags_v11010 event_record_with_flags = nullptr;
   PFN_cuEventSynchronize_v2000 event_synchronize = nullptr;
   PFN_cuEventElapsedTime_v12080 event_elapsed_time = nullptr;
   PFN_cuGraphInstantiateWithFlags_v11040 graph_instantiate = nullptr;
@@ -195,6 +197,7 @@ void resolve_the_rest(EntryPointResolver& resolver, DriverApi& api) {
   resolver.resolve(api.event_create, "cuEventCreate");
   resolver.resolve(api.event_destroy, "cuEventDestroy");
   resolver.resolve(api.event_record, "cuEventRecord");
+  resolver.resolve(api.event_record_with_flags, "cuEventRecordWithFlags");
   resolver.resolve(api.event_synchronize, "cuEventSynchronize");
   resolver.resolve(api.event_elapsed_time, "cuEventElapsedTime");
   // cuda.h maps cuGraphInstantiate to cuGraphInstantiateWithFlags since CUDA 12; naming the
@@ -786,6 +789,12 @@ Event& Event::operator=(Event&& other) noexcept {
 
 void Event::record(CUstream stream) const {
   check(api().event_record(event_, stream), "cuEventRecord", "timing event");
+}
+
+void Event::record_in_capture(CUstream stream) const {
+  check(api().event_record_with_flags(event_, stream, CU_EVENT_RECORD_EXTERNAL),
+        "cuEventRecordWithFlags",
+        "timing event node (CU_EVENT_RECORD_EXTERNAL) in a graph capture");
 }
 
 void Event::synchronize() const {

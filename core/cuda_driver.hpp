@@ -137,6 +137,9 @@ class Event {
   Event& operator=(Event&& other) noexcept;
   CUevent get() const { return event_; }
   void record(CUstream stream) const;
+  // On a capturing stream: an event record node of the graph (CU_EVENT_RECORD_EXTERNAL), so that
+  // each replay records this event where the node sits (for timing single launches in a graph).
+  void record_in_capture(CUstream stream) const;
   void synchronize() const;
   // Milliseconds from start to this event (both recorded and complete).
   float elapsed_ms_since(const Event& start) const;

@@ -47,11 +47,17 @@ using LaunchFn = std::function<void(int rotation, CUstream stream)>;
 // A family's state on the current device (inputs, reference, loaded modules), built by
 // Family::open_device. Functions throw CudaError / NvrtcError; the worker records them as fates.
 struct DeviceSession {
-  std::function<void(int batch)> prepare;       // inputs for `batch`, `rotations` sets
+  // Inputs for `batch`: as many independent input sets as launches_per_graph() afterwards.
+  std::function<void(int batch)> prepare;
   std::function<LaunchFn(const Config&)> load;  // compile (cached) + load one config
   std::function<Verdict(const Config&, const LaunchFn&, std::uint64_t seed)> verify;
   std::function<double()> bytes_moved;  // bytes the prepared batch must move
   std::function<double()> flops;        // useful flops of the prepared batch (0: n/a)
+  // Launches in one timing graph for the prepared batch, each with its own inputs (rotation 0 ..
+  // n-1): at least setup.min_launches, and enough that one replay reads >= kL2Factor x
+  // setup.l2_bytes of distinct input bytes (core/measure.hpp, l2_safe_launches), so the L2 cannot
+  // serve the next replay. The family knows what a launch reads; the worker only asks.
+  std::function<int()> launches_per_graph;
 };
 
 // One kernel of a frozen config as the serving launcher binds it (core/deploy_family.hpp), stored
@@ -70,8 +76,11 @@ struct DeviceSetup {
   Shape shape;
   int arch_sm = 0;
   std::string cache_dir;
-  double memory_gib = 1.0;  // input footprint to defeat the L2 (several times its size)
-  int rotations = 32;       // independent input sets (one per launch in a timing graph)
+  double memory_gib = 1.0;  // input footprint (>= kL2Factor x the L2; check_memory_covers_l2)
+  // The device's L2 that every timing replay must exceed kL2Factor times in distinct input bytes;
+  // 0 when the caller flushes the L2 between replays instead (tuner bench --l2 flush).
+  long long l2_bytes = 0;
+  int min_launches = 32;  // launches per timing graph at least (graph launch cost amortised)
 };
 
 struct Family {

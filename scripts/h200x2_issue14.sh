@@ -30,7 +30,7 @@ $bin/tuner plan --arch sm_90 --cache-dir "$cache" --format csv >/dev/null 2>"$ou
 sweep() {  # name, then tuner sweep options; prints the wall seconds
   local name=$1; shift
   local start; start=$(now)
-  timeout 500 $bin/tuner sweep --batches "$batches" --cache-dir "$cache" "$@" \
+  timeout 500 $bin/tuner sweep --exhaustive --batches "$batches" --cache-dir "$cache" "$@" \
     >"$out/i14_$name.log" 2>"$out/i14_$name.err"
   local rc=$?
   echo "$name rc=$rc" >>"$out/i14_rc.txt"

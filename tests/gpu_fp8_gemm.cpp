@@ -110,7 +110,7 @@ TEST_CASE("fp8_gemm: every survivor for this GPU matches the reference") {
     request.allow_spills = true;  // spills are slow, not wrong
     const PlanResult plan = tuner::plan(request, CubinCache(dir.path()));
     DeviceSession session = family().open_device(
-        DeviceSetup{shape, device.info.arch_sm(), dir.path().string(), 0.05, 1});
+        DeviceSetup{shape, device.info.arch_sm(), dir.path().string(), 0.05, 0, 1});
     for (int m : {1, 7, 64, 129}) {
       session.prepare(m);
       for (const PlanRow& row : plan.rows) {

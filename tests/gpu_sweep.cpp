@@ -96,7 +96,32 @@ TEST_CASE("a faulting candidate is retried, recorded as a fault, and the sweep f
   CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE fate = 'measured'") > 1);
   CHECK(count(db, "SELECT COUNT(*) FROM winners WHERE batch = 1") == 1);
   CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'retime' AND fate = 'measured'") >= 1);
+  // Timing protocol 2: every timing carries its per-launch quantiles around its median.
+  CHECK(count(db,
+              "SELECT COUNT(*) FROM trials WHERE fate = 'measured' AND stage <> 'plan' AND NOT ("
+              "measure_env LIKE '%protocol 2' AND launch_p10_us > 0 AND launch_p10_us <= "
+              "median_us AND median_us <= launch_p90_us)") == 0);
   CHECK(integrity_problems(db) == 0);
+}
+
+TEST_CASE(
+    "a footprint under 4x the L2 is refused by sweep and bench with exit 2, nothing written") {
+  const tuner::test::TempDir dir;
+  const tuner::test::CommandResult sweep =
+      tuner::test::run_with_stderr(sweep_command(dir.path(), "--batches 1 --memory-gib 0.1"));
+  INFO(sweep.output);
+  CHECK(sweep.exit_code == 2);
+  CHECK(sweep.output.find("--memory-gib 0.1 gives an input footprint of 102.4 MiB, less than 4x "
+                          "this GPU's L2") != std::string::npos);
+  const fs::path db = dir / "tuning.db";
+  CHECK((!fs::exists(db) ||
+         count(db, "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'runs'") == 0 ||
+         count(db, "SELECT COUNT(*) FROM runs") == 0));
+  const tuner::test::CommandResult bench = tuner::test::run_with_stderr(
+      "'" + tuner::test::kTunerBinary + "' bench --batches 1 --memory-gib 0.1");
+  INFO(bench.output);
+  CHECK(bench.exit_code == 2);
+  CHECK(bench.output.find("less than 4x this GPU's L2") != std::string::npos);
 }
 
 TEST_CASE("kill -9 mid-sweep: no orphaned worker; the resume loses and duplicates nothing") {

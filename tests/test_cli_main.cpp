@@ -1,4 +1,4 @@
-// `tuner plan --db`: every fate recorded in the tuning store, run after run.
+// `tuner plan --db`: every fate recorded in the store, run after run; bad input exits 2.
 #include <doctest/doctest.h>
 #include <sqlite3.h>
 
@@ -87,4 +87,12 @@ TEST_CASE("bad shape input exits 2 naming the field and the allowed values, and 
     CHECK(outcome.output.find(bad.message) != std::string::npos);
     CHECK_FALSE(fs::exists(db));
   }
+}
+
+TEST_CASE("tuner bench --l2 accepts only sets or flush, before looking for a GPU") {
+  const CommandResult outcome =
+      run_with_stderr("'" + kTunerBinary + "' bench --batches 1 --l2 evict");
+  CHECK(outcome.exit_code == 2);
+  CHECK(outcome.output.find("--l2 evict: not a way to defeat the L2; pass 'sets'") !=
+        std::string::npos);
 }

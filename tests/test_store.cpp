@@ -1,5 +1,6 @@
-// The tuning store (db/store): schema, runs, problems, trials and their resume key, winners, the
-// winner rule. Every case works on real SQLite files in a fresh temporary directory.
+// The tuning store (db/store): schema, runs, problems, trials and their resume key, winners (the
+// winner rule: test_winner_rule.cpp; upgrades: test_store_migrate.cpp). Every case works on real
+// SQLite files in a fresh temporary directory.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -19,12 +20,14 @@
 #include "db/tunedb/format.hpp"
 #include "db/tunedb/freeze.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/trial_rows.hpp"
 
 namespace fs = std::filesystem;
 using namespace tuner::db;
 
 namespace {
 
+using tuner::test::measured_trial;
 using tuner::test::TempDir;
 
 RunInfo sweep_run() { return fixture::fixture_run(); }
@@ -41,40 +44,6 @@ RunInfo plan_run() {
 
 ProblemKey problem_at(std::optional<int> batch) {
   return ProblemKey{"sparse_mla_decode", fixture::kShape, batch};
-}
-
-// A measured trial of `params` for `problem_id` in `run_id`.
-TrialRecord measured_trial(std::int64_t run_id, std::int64_t problem_id, const std::string& params,
-                           double median_us) {
-  TrialRecord trial;
-  trial.run_id = run_id;
-  trial.problem_id = problem_id;
-  trial.source_hash = fixture::kSourceHash;
-  trial.stage = Stage::measure;
-  trial.budget_arch = "sm_120";
-  trial.measured_arch = "sm_90";
-  trial.device_name = fixture::kDevice;
-  trial.params_json = params;
-  trial.compile_key = "ck-32-16-4-2";
-  trial.fate = Fate::measured;
-  trial.reason = "verified and timed";
-  trial.est_smem_bytes = 81408;
-  trial.est_regs = 128;
-  trial.ptxas_regs = 122;
-  trial.ptxas_spill_bytes = 0;
-  trial.blocks_per_sm = 1;
-  trial.occupancy_limiter = "smem";
-  trial.compile_ms = 812.5;
-  trial.cached = false;
-  trial.median_us = median_us;
-  trial.p10_us = median_us * 0.99;
-  trial.p90_us = median_us * 1.02;
-  trial.samples = 200;
-  trial.rel_spread = 0.03;
-  trial.err_out = 1.5e-4;
-  trial.err_lse = 2.0e-6;
-  trial.bytes_moved = 10747904;
-  return trial;
 }
 
 const std::string kParams =
@@ -468,66 +437,6 @@ TEST_CASE("store: canonical params are sorted, compact integers") {
     CAPTURE(bad);
     CHECK_THROWS_AS(canonical_params_json(bad), DbInputError);
   }
-}
-
-TEST_CASE("winner rule: a clear win replaces the default") {
-  const Timing best{16.0, 15.9, 16.2, 200, 0.02};
-  const Timing default_timing{18.6, 18.3, 19.0, 200, 0.04};
-  const WinnerDecision decision = decide_winner(best, default_timing);
-  CHECK(decision.decision == Decision::tuned);
-  CHECK(decision.gain_rel == doctest::Approx(2.6 / 18.6));
-  CHECK(decision.noise_rel == 0.04);
-  CHECK(decision.speedup_vs_default == doctest::Approx(18.6 / 16.0));
-  CHECK(decision.reason ==
-        "tuned: 14.0% faster than the default (18.60 us -> 16.00 us), beyond noise 4.0%");
-}
-
-TEST_CASE("winner rule: a gain within the noise keeps the default") {
-  const Timing best{18.38, 18.2, 18.6, 200, 0.015};
-  const Timing default_timing{18.6, 18.5, 18.75, 200, 0.013};
-  const WinnerDecision decision = decide_winner(best, default_timing);
-  CHECK(decision.decision == Decision::default_kept);
-  CHECK(decision.speedup_vs_default == 1.0);
-  CHECK(decision.reason == "default kept: 1.2% faster is within noise (spread 1.5%)");
-}
-
-TEST_CASE("winner rule: the 1% floor applies when both spreads are tiny") {
-  const Timing best{18.45, 18.44, 18.46, 200, 0.001};
-  const Timing default_timing{18.6, 18.59, 18.61, 200, 0.001};
-  const WinnerDecision decision = decide_winner(best, default_timing);
-  CHECK(decision.decision == Decision::default_kept);
-  CHECK(decision.noise_rel == kNoiseFloorRel);
-  CHECK(decision.reason == "default kept: 0.8% faster is within noise (spread 1.0%)");
-}
-
-TEST_CASE("winner rule: overlapping distributions keep the default") {
-  // 5% faster in the median, beyond the 4% spread, but best's slow tail reaches default's fast
-  // one.
-  const Timing best{17.67, 17.0, 18.4, 200, 0.04};
-  const Timing default_timing{18.6, 18.3, 18.9, 200, 0.03};
-  const WinnerDecision decision = decide_winner(best, default_timing);
-  CHECK(decision.decision == Decision::default_kept);
-  CHECK(decision.reason ==
-        "default kept: 5.0% faster but the timings overlap (best p90 18.40 us >= default p10 "
-        "18.30 us)");
-}
-
-TEST_CASE("winner rule: slower, tied and under-sampled candidates keep the default") {
-  const Timing default_timing{18.6, 18.5, 18.7, 200, 0.01};
-  CHECK(decide_winner(Timing{19.0, 18.9, 19.1, 200, 0.01}, default_timing).reason ==
-        "default kept: best is 2.2% slower than the default");
-  CHECK(decide_winner(default_timing, default_timing).reason ==
-        "default kept: best is exactly as fast as the default");
-  const WinnerDecision few = decide_winner(Timing{10.0, 9.9, 10.1, 2, 0.02}, default_timing);
-  CHECK(few.decision == Decision::default_kept);
-  CHECK(few.reason == "default kept: too few samples to judge noise (best 2, default 200, need 3)");
-}
-
-TEST_CASE("winner rule: an impossible timing is a programming error") {
-  const Timing good{18.6, 18.5, 18.7, 200, 0.01};
-  CHECK_THROWS_AS(decide_winner(Timing{0.0, 0.0, 0.0, 10, 0.0}, good), std::invalid_argument);
-  CHECK_THROWS_AS(decide_winner(good, Timing{18.6, 18.9, 18.7, 10, 0.01}), std::invalid_argument);
-  CHECK_THROWS_AS(decide_winner(Timing{NAN, 1.0, 2.0, 10, 0.01}, good), std::invalid_argument);
 }
 
 TEST_CASE("store: SQLite errors quote the call, the code's name, the SQL and the file") {

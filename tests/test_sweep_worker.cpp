@@ -20,7 +20,7 @@ TEST_CASE("sweep worker: the setup message round-trips") {
   setup.device = 1;
   setup.cache_dir = "/tmp/cache";
   setup.memory_gib = 0.5;
-  setup.rotations = 16;
+  setup.min_launches = 16;
   const json message = tuner::to_json(setup);
   CHECK(message["op"] == "setup");
   CHECK(message["shape"] == "block=128,k=7168,n=4096");
@@ -30,7 +30,7 @@ TEST_CASE("sweep worker: the setup message round-trips") {
   CHECK(back.device == 1);
   CHECK(back.cache_dir == "/tmp/cache");
   CHECK(back.memory_gib == 0.5);
-  CHECK(back.rotations == 16);
+  CHECK(back.min_launches == 16);
 }
 
 TEST_CASE("sweep worker: a malformed setup message is refused, naming what is wrong") {
@@ -38,8 +38,8 @@ TEST_CASE("sweep worker: a malformed setup message is refused, naming what is wr
                        doctest::Contains("first message must be {\"op\":\"setup\""),
                        tuner::InputError);
   json missing = tuner::to_json(WorkerSetup{"fp8_gemm", {{{"k", "128"}, {"n", "128"}}}});
-  missing.erase("rotations");
-  CHECK_THROWS_WITH_AS(tuner::worker_setup_from_json(missing), doctest::Contains("rotations"),
+  missing.erase("min_launches");
+  CHECK_THROWS_WITH_AS(tuner::worker_setup_from_json(missing), doctest::Contains("min_launches"),
                        tuner::InputError);
   json unsorted = tuner::to_json(WorkerSetup{"fp8_gemm", {}});
   unsorted["shape"] = "n=128,k=128";

@@ -63,7 +63,7 @@ class Measurer {
     setup.device = device_;
     setup.cache_dir = request_.cache_dir;
     setup.memory_gib = request_.memory_gib;
-    setup.rotations = request_.launches_per_graph;
+    setup.min_launches = request_.min_launches;
     std::string death;
     const std::optional<json> answer = worker_->request(to_json(setup), kJobTimeout, death);
     if (!answer || answer->value("status", "") != "ok") {
@@ -108,9 +108,13 @@ struct Outcome {
 };
 
 db::Timing to_db_timing(const Timing& timing) {
-  return db::Timing{
-      timing.median_us, timing.p10_us, timing.p90_us, timing.samples,
-      timing.median_us > 0 ? (timing.p90_us - timing.p10_us) / timing.median_us : 0.0};
+  return db::Timing{timing.median_us,
+                    timing.p10_us,
+                    timing.p90_us,
+                    timing.samples,
+                    timing.median_us > 0 ? (timing.p90_us - timing.p10_us) / timing.median_us : 0.0,
+                    timing.launch_p10_us,
+                    timing.launch_p90_us};
 }
 
 Timing timing_of(const db::TrialRecord& trial) {
@@ -119,7 +123,15 @@ Timing timing_of(const db::TrialRecord& trial) {
   timing.p10_us = trial.p10_us.value_or(0.0);
   timing.p90_us = trial.p90_us.value_or(0.0);
   timing.samples = static_cast<int>(trial.samples.value_or(0));
+  timing.launch_p10_us = trial.launch_p10_us.value_or(0.0);
+  timing.launch_p90_us = trial.launch_p90_us.value_or(0.0);
   return timing;
+}
+
+// Protocol-2 figures of a worker's answer into a trial (per-launch quantiles, 0: not measured).
+void add_launch_spread(const Timing& timing, db::TrialRecord& trial) {
+  if (timing.launch_p10_us > 0.0) trial.launch_p10_us = timing.launch_p10_us;
+  if (timing.launch_p90_us > 0.0) trial.launch_p90_us = timing.launch_p90_us;
 }
 
 class Sweep {
@@ -138,6 +150,10 @@ class Sweep {
     measured_arch_ = "sm_" + std::to_string(info.at("arch_sm").get<int>());
     summary_.copy_gbs = info.at("copy_gbs").get<double>();
     summary_.device_name = device_name_;
+    // Refused before anything is recorded: no launch count makes a footprint under 4x L2 safe.
+    check_memory_covers_l2(request_.memory_gib * static_cast<double>(1LL << 30),
+                           info.at("l2_bytes").get<long long>(),
+                           "--memory-gib " + json(request_.memory_gib).dump());
     budget_arch_ = request_.budget_arch.value_or(measured_arch_);
 
     store_ = std::make_unique<db::Store>(db::Store::open(request_.db_path));
@@ -363,6 +379,9 @@ class Sweep {
       timing.p10_us = answer["p10_us"].get<double>();
       timing.p90_us = answer["p90_us"].get<double>();
       timing.samples = answer["samples"].get<int>();
+      timing.launch_p10_us = answer.value("launch_p10_us", 0.0);
+      timing.launch_p90_us = answer.value("launch_p90_us", 0.0);
+      add_launch_spread(timing, trial);
       trial.fate = db::Fate::measured;
       trial.reason = verify ? "verified and timed"
                             : "timed (verified once per shape at batches " +
@@ -400,6 +419,7 @@ class Sweep {
   // Re-times the fastest few and the default side by side, in interleaved rounds.
   std::map<std::string, Timing> retime(int batch, const std::vector<std::string>& finalists) {
     std::map<std::string, std::vector<double>> samples;
+    std::map<std::string, std::vector<Timing>> passes;
     for (int round = 0; round < request_.final_rounds; ++round) {
       for (const std::string& params : finalists) {
         const json answer = measurers_.front()->ask(json{{"op", "measure"},
@@ -411,10 +431,15 @@ class Sweep {
         if (answer.value("status", "") != "ok") continue;
         for (const json& sample : answer["samples_us"])
           samples[params].push_back(sample.get<double>());
+        Timing pass;
+        pass.median_us = answer["median_us"].get<double>();
+        pass.launch_p10_us = answer.value("launch_p10_us", 0.0);
+        pass.launch_p90_us = answer.value("launch_p90_us", 0.0);
+        passes[params].push_back(pass);
       }
     }
     std::map<std::string, Timing> timings;
-    for (auto& [params, values] : samples) timings[params] = summarize(values);
+    for (auto& [params, values] : samples) timings[params] = merge_passes(values, passes[params]);
     return timings;
   }
 
@@ -432,6 +457,7 @@ class Sweep {
       trial.p90_us = timing.p90_us;
       trial.samples = timing.samples;
       trial.rel_spread = to_db_timing(timing).rel_spread;
+      add_launch_spread(timing, trial);
       store_->record_trial(trial);
     }
   }

@@ -39,8 +39,8 @@ struct SweepRequest {
   std::string cache_dir;
   int finalists = 3;        // fastest configs re-timed side by side with the default
   int final_rounds = 3;     // interleaved re-timing rounds
-  double memory_gib = 1.0;  // input footprint (the KV cache, the GEMM operands)
-  int launches_per_graph = 32;
+  double memory_gib = 1.0;  // input footprint (the KV cache, the GEMM operands): >= 4x the L2
+  int min_launches = 32;    // per timing graph at least; the family adds more for the L2
   bool inject_fault_candidate = false;  // test-only: adds a candidate that writes out of bounds
   // --shard i/N: measure only this slice of the (shape, batch, config) items and record no
   // winners (tuner merge decides them from all shards' trials).

@@ -31,7 +31,8 @@ class Worker {
         info_(cuda::device_info(setup.device)),
         context_(setup.device),
         session_(family_.open_device(DeviceSetup{setup.shape, info_.arch_sm(), setup.cache_dir,
-                                                 setup.memory_gib, setup.rotations})) {}
+                                                 setup.memory_gib, info_.l2_cache_bytes,
+                                                 setup.min_launches})) {}
 
   json info() {
     const double copy_gbs = copy_bandwidth_gbs(std::size_t{1} << 30, stream_);
@@ -40,6 +41,7 @@ class Worker {
                 {"arch_sm", info_.arch_sm()},
                 {"sm_count", info_.sm_count},
                 {"driver_version", info_.driver_version},
+                {"l2_bytes", info_.l2_cache_bytes},
                 {"copy_gbs", copy_gbs}};
   }
 
@@ -65,7 +67,8 @@ class Worker {
     }
     const auto timing_began = std::chrono::steady_clock::now();
     MeasureOptions options;
-    options.launches_per_graph = setup_.rotations;
+    // The family sized the graph for this batch and this device's L2 (protocol 2).
+    options.launches_per_graph = session_.launches_per_graph();
     std::vector<double> samples;
     const Timing timing = time_graph(launch, stream_, options, &samples);
     answer["time_ms"] = milliseconds(timing_began, std::chrono::steady_clock::now());
@@ -73,6 +76,9 @@ class Worker {
     answer["p10_us"] = timing.p10_us;
     answer["p90_us"] = timing.p90_us;
     answer["samples"] = timing.samples;
+    answer["launches"] = options.launches_per_graph;
+    answer["launch_p10_us"] = timing.launch_p10_us;
+    answer["launch_p90_us"] = timing.launch_p90_us;
     answer["samples_us"] = samples;
     answer["bytes_moved"] = session_.bytes_moved();
     answer["flops"] = session_.flops();
@@ -117,7 +123,7 @@ json to_json(const WorkerSetup& setup) {
               {"device", setup.device},
               {"cache_dir", setup.cache_dir},
               {"memory_gib", setup.memory_gib},
-              {"rotations", setup.rotations}};
+              {"min_launches", setup.min_launches}};
 }
 
 WorkerSetup worker_setup_from_json(const json& message) {
@@ -132,7 +138,7 @@ WorkerSetup worker_setup_from_json(const json& message) {
     setup.device = message.at("device").get<int>();
     setup.cache_dir = message.at("cache_dir").get<std::string>();
     setup.memory_gib = message.at("memory_gib").get<double>();
-    setup.rotations = message.at("rotations").get<int>();
+    setup.min_launches = message.at("min_launches").get<int>();
     return setup;
   } catch (const json::exception& error) {
     throw InputError("sweep worker setup message " + message.dump() + ": " + error.what());

@@ -3,9 +3,10 @@
 // times one candidate per request, for any family (through Family::open_device). Requests and
 // answers are JSON lines; the first request is the job itself, one typed setup message:
 //   {"op":"setup","family":F,"shape":"canonical","device":0,"cache_dir":D,"memory_gib":1,
-//    "rotations":32}                                   -> {"status":"ok"}
-//   {"op":"info"} -> device name, arch, driver, copy bandwidth
-//   {"op":"measure","params":{..},"batch":B,"seed":S,"verify":true} -> fate + figures
+//    "min_launches":32}                                -> {"status":"ok"}
+//   {"op":"info"} -> device name, arch, driver, L2 bytes, copy bandwidth
+//   {"op":"measure","params":{..},"batch":B,"seed":S,"verify":true} -> fate + figures (median,
+//    p10/p90 of replay means, per-launch p10/p90, the launches per graph the family chose)
 // A sticky CUDA error is answered as a fault and the worker exits: its context is gone.
 #include <iosfwd>
 #include <nlohmann/json.hpp>
@@ -20,8 +21,8 @@ struct WorkerSetup {
   Shape shape;  // canonical; the batch is set per request
   int device = 0;
   std::string cache_dir;
-  double memory_gib = 1.0;  // input footprint: several times the L2
-  int rotations = 32;       // launches per timing graph, each with its own inputs
+  double memory_gib = 1.0;  // input footprint: >= kL2Factor x the L2
+  int min_launches = 32;    // launches per timing graph at least (the family may need more)
 };
 
 nlohmann::json to_json(const WorkerSetup& setup);

@@ -24,7 +24,9 @@ void begin_migration(const Connection& connection, int from_version) {
         "DROP INDEX IF EXISTS trials_resume_key; DROP INDEX IF EXISTS trials_by_run; "
         "ALTER TABLE trials RENAME TO trials_old");
   } else if (from_version == 2) {
-    // Version 3 adds the fate skipped_by_search (and leaves it out of the resume key).
+    // Version 3 adds the fate skipped_by_search (and leaves it out of the resume key) and the
+    // per-launch quantiles (launch_p10_us, launch_p90_us: NULL for older rows, whose measure_env
+    // names protocol 1, so a sweep measures them again anyway).
     connection.exec(
         "DROP INDEX IF EXISTS trials_resume_key_v2; DROP INDEX IF EXISTS trials_by_run; "
         "ALTER TABLE trials RENAME TO trials_old");
@@ -46,9 +48,16 @@ void finish_migration(const Connection& connection, int from_version) {
 }
 
 void read_older_schema(const Connection& connection, int version) {
-  if (version != 1) return;  // version 2 reads as version 3 does: only a CHECK differs
   // A TEMP view shadows main.trials for unqualified names; the file itself is not touched.
-  connection.exec("CREATE TEMP VIEW trials AS SELECT *, '' AS measure_env FROM main.trials");
+  if (version == 1) {
+    connection.exec(
+        "CREATE TEMP VIEW trials AS SELECT *, '' AS measure_env, NULL AS launch_p10_us, "
+        "NULL AS launch_p90_us FROM main.trials");
+  } else if (version == 2) {
+    connection.exec(
+        "CREATE TEMP VIEW trials AS SELECT *, NULL AS launch_p10_us, NULL AS launch_p90_us "
+        "FROM main.trials");
+  }
 }
 
 }  // namespace tuner::db

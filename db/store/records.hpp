@@ -116,7 +116,11 @@ struct TrialRecord {
   std::optional<double> err_lse;
   std::optional<std::int64_t> bytes_moved;
   std::string created_at;   // set by the store
-  std::string measure_env;  // measure stage: "nvrtc 13.0, driver 13000, protocol 1"
+  std::string measure_env;  // measure stage: "nvrtc 13.0, driver 13000, protocol 2"
+  // Launch-to-launch jitter (protocol 2): percentiles of single launches, on median_us's scale.
+  // Empty for plan rows, failures and stores written before schema version 3.
+  std::optional<double> launch_p10_us;
+  std::optional<double> launch_p90_us;
 
   // The resume key; only meaningful for Stage::measure.
   MeasureKey measure_key() const;

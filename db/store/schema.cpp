@@ -71,6 +71,9 @@ CREATE TABLE IF NOT EXISTS trials (
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
   -- What else decides a measurement (NVRTC, driver, measurement protocol): part of the resume key.
   measure_env TEXT NOT NULL DEFAULT '',
+  -- Per-launch 10th/90th percentiles (timing protocol 2), scaled to median_us (schema version 3).
+  launch_p10_us REAL CHECK (launch_p10_us IS NULL OR launch_p10_us > 0),
+  launch_p90_us REAL CHECK (launch_p90_us IS NULL OR launch_p90_us >= launch_p10_us),
   CHECK (stage = 'plan' OR (measured_arch IS NOT NULL AND device_name IS NOT NULL)),
   CHECK (fate NOT IN ('wrong_result', 'fault', 'transient', 'measured', 'skipped_by_search')
          OR stage <> 'plan'),

@@ -24,8 +24,9 @@ constexpr const char* kTrialColumns =
     "run_id, problem_id, source_hash, stage, budget_arch, measured_arch, device_name, "
     "params_json, compile_key, fate, reason, est_smem_bytes, est_regs, ptxas_regs, "
     "ptxas_spill_bytes, blocks_per_sm, occupancy_limiter, compile_ms, cached, median_us, p10_us, "
-    "p90_us, samples, rel_spread, err_out, err_lse, bytes_moved, measure_env";
-constexpr int kTrialColumnCount = 28;
+    "p90_us, samples, rel_spread, err_out, err_lse, bytes_moved, measure_env, launch_p10_us, "
+    "launch_p90_us";
+constexpr int kTrialColumnCount = 30;
 
 constexpr const char* kWinnerColumns =
     "family, budget_arch, measured_arch, device_name, shape, batch, params_json, median_us, "
@@ -179,6 +180,8 @@ void bind_trial(Statement& insert, const TrialRecord& trial) {
   next(trial.err_lse);
   next(trial.bytes_moved);
   next(trial.measure_env);
+  next(trial.launch_p10_us);
+  next(trial.launch_p90_us);
 }
 
 // Reads a row of "id, <kTrialColumns>, created_at".
@@ -214,6 +217,8 @@ TrialRecord read_trial(const Statement& row) {
   trial.err_lse = row.column_optional_double(i++);
   trial.bytes_moved = row.column_optional_int64(i++);
   trial.measure_env = row.column_text(i++);
+  trial.launch_p10_us = row.column_optional_double(i++);
+  trial.launch_p90_us = row.column_optional_double(i++);
   trial.created_at = row.column_text(i++);
   return trial;
 }

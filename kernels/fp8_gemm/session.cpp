@@ -1,13 +1,17 @@
-// The fp8 GEMM family's GPU side: rotations of (A, scales, B, scales) filling setup.memory_gib so
-// that timed launches do not find the weight in the L2, the candidate's modules per compile key,
-// the fp32 reference check, bytes moved and flops.
+// The fp8 GEMM family's GPU side: rotations of (A, scales, B, scales) within setup.memory_gib, as
+// many as make one timing replay read >= kL2Factor x the L2 (operand_sets), so that timed launches
+// do not find the weight in the L2; the candidate's modules per compile key, the fp32 reference
+// check, bytes moved and flops.
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
+#include <stdexcept>
 
 #include "core/cubin_cache.hpp"
 #include "core/error.hpp"
 #include "kernels/fp8_gemm/family.hpp"
+#include "kernels/fp8_gemm/operand_sets.hpp"
 #include "kernels/fp8_gemm/reference.hpp"
 #include "templates/fp8_gemm/layout.h"
 #include "templates/fp8_gemm/params.h"
@@ -56,6 +60,7 @@ struct State {
   std::map<std::string, Loaded> loaded;
   std::vector<Operands> sets;
   cuda::DeviceBuffer c, partial, ref;
+  int launches = 0;  // per timing graph, for the prepared batch
 
   explicit State(const DeviceSetup& s)
       : setup(s),
@@ -88,9 +93,12 @@ struct State {
     const std::size_t mk = static_cast<std::size_t>(m) * shape.k;
     const std::size_t nk = static_cast<std::size_t>(shape.n) * shape.k;
     const std::size_t set_bytes = mk + nk + (m + shape.n / 128) * groups() * 4;
-    const auto wanted = static_cast<std::size_t>(setup.memory_gib * double(1ULL << 30)) / set_bytes;
-    const int count = static_cast<int>(std::clamp<std::size_t>(wanted, 1, setup.rotations));
-    for (int i = 0; i < count; ++i) {
+    char option[64];
+    std::snprintf(option, sizeof option, "--memory-gib %g", setup.memory_gib);
+    const OperandSets plan = operand_sets(static_cast<double>(set_bytes), setup.memory_gib,
+                                          setup.l2_bytes, setup.min_launches, option);
+    launches = plan.launches;
+    for (int i = 0; i < plan.sets; ++i) {
       Operands set{cuda::DeviceBuffer(mk, "fp8_gemm A"),
                    cuda::DeviceBuffer(m * groups() * 4, "fp8_gemm A scales"),
                    cuda::DeviceBuffer(nk, "fp8_gemm B"),
@@ -209,6 +217,10 @@ DeviceSession open_device(const DeviceSetup& setup) {
   session.bytes_moved = [state] { return state->bytes_moved(); };
   session.flops = [state] {
     return 2.0 * state->shape.m * static_cast<double>(state->shape.n) * state->shape.k;
+  };
+  session.launches_per_graph = [state] {
+    if (state->sets.empty()) throw std::logic_error("fp8_gemm session: prepare(batch) first");
+    return state->launches;
   };
   return session;
 }

@@ -1,6 +1,7 @@
 // The family's GPU side for the generic worker: inputs per batch (a KV cache of setup.memory_gib,
-// one index set per rotation), loaded split + combine modules per compile key, the fp32 reference
-// check, the bytes a call must move.
+// one index set per launch of a timing graph, as many as keep the L2 from serving repeats), loaded
+// split + combine modules per compile key, the fp32 reference check, the bytes a call must move.
+#include <cstdio>
 #include <map>
 #include <memory>
 
@@ -12,6 +13,7 @@
 #include "kernels/sparse_mla_decode/launch.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
+#include "kernels/sparse_mla_decode/timing_sets.hpp"
 #include "kernels/sparse_mla_decode/traffic.hpp"
 #include "kernels/sparse_mla_decode/verify.hpp"
 
@@ -27,6 +29,7 @@ struct State {
   std::map<std::string, DecodeKernels> loaded;
   std::unique_ptr<DeviceProblem> problem;
   double bytes_moved = 0.0;
+  int launches = 0;  // per timing graph, for the prepared batch
 
   explicit State(const DeviceSetup& s)
       : setup(s),
@@ -53,15 +56,18 @@ struct State {
     if (problem && problem->spec.shape.batch == batch) return;
     problem.reset();
     shape.batch = batch;
-    const long long tokens =
-        static_cast<long long>(setup.memory_gib * static_cast<double>(1LL << 30)) /
-            kv_row_bytes(shape.kv_format) +
-        1;
+    char option[64];
+    std::snprintf(option, sizeof option, "--memory-gib %g", setup.memory_gib);
+    const TimingSets sets =
+        timing_sets(shape, setup.memory_gib, setup.l2_bytes, setup.min_launches, option);
     // Enough partial space for any TARGET_CTAS of the space: at most ceil(topk / 16) splits.
     const int max_splits = (shape.topk + 15) / 16;
-    problem = std::make_unique<DeviceProblem>(make_device_problem(
-        utility, InputSpec{shape, tokens, setup.rotations, 30, 7u + static_cast<unsigned>(batch)},
-        max_splits, stream.get()));
+    problem = std::make_unique<DeviceProblem>(
+        make_device_problem(utility,
+                            InputSpec{shape, sets.kv_rows, sets.launches, kInvalidPerMille,
+                                      7u + static_cast<unsigned>(batch)},
+                            max_splits, stream.get()));
+    launches = sets.launches;
     stream.synchronize("sweep inputs");
     std::vector<std::int32_t> indices(problem->index_set_bytes() / 4);
     problem->indices.download(indices.data(), problem->index_set_bytes());
@@ -85,7 +91,8 @@ DeviceSession open_device(const DeviceSetup& setup) {
     kernels.config = from_config(config);
     const LaunchGeometry geometry = launch_geometry(kernels.config, state->current().spec.shape);
     return [state, kernels, geometry](int rotation, CUstream stream) {
-      launch_decode(kernels, geometry, state->current(), rotation, stream);
+      const DeviceProblem& problem = state->current();
+      launch_decode(kernels, geometry, problem, rotation % problem.spec.index_sets, stream);
     };
   };
   session.verify = [state](const Config& config, const LaunchFn&, std::uint64_t seed) {
@@ -98,6 +105,10 @@ DeviceSession open_device(const DeviceSetup& setup) {
   };
   session.bytes_moved = [state] { return state->bytes_moved; };
   session.flops = [] { return 0.0; };
+  session.launches_per_graph = [state] {
+    state->current();  // throws when no batch is prepared
+    return state->launches;
+  };
   return session;
 }
 

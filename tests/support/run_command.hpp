@@ -6,12 +6,19 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
 namespace tuner::test {
 
-inline const std::string kTunerBinary = TUNER_BINARY_DIR "/tuner/tuner";
+// The build tree's binary, or $TUNER_BINARY (a build copied to the GPU machine, whose build tree
+// path does not exist there).
+inline const std::string kTunerBinary = [] {
+  const char* binary = std::getenv("TUNER_BINARY");
+  return binary != nullptr && *binary != '\0' ? std::string(binary)
+                                              : std::string(TUNER_BINARY_DIR "/tuner/tuner");
+}();
 
 struct CommandResult {
   int exit_code = -1;  // -1 when the command did not exit normally

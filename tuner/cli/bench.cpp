@@ -1,16 +1,20 @@
 // `tuner bench`: verify and time the default config (or, with --all, every survivor of the plan
 // for this GPU) at a few batch sizes, with the bytes a call must move and the fraction of the
-// device's copy bandwidth (and, for families that count flops, the TFLOP/s).
+// device's copy bandwidth (and, for families that count flops, the TFLOP/s). --l2 picks how the
+// L2 is kept from serving repeats: more input sets per graph replay (the sweep's way) or a flush
+// between replays, so that the two can be compared on one GPU.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "core/arch.hpp"
 #include "core/cubin_cache.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
+#include "core/l2_flush.hpp"
 #include "core/measure.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/problem_options.hpp"
@@ -26,11 +30,22 @@ struct BenchOptions {
   std::vector<int> batches;
   double memory_gib = 1.0;
   bool all = false;
-  std::string where;     // "mma_path=1|2,producers=0": only survivors with these values
-  int top = 1;           // the N fastest per batch
-  std::string best_per;  // "mma_path,producers": the fastest of each value combination
+  std::string where;        // "mma_path=1|2,producers=0": only survivors with these values
+  int top = 1;              // the N fastest per batch
+  std::string best_per;     // "mma_path,producers": the fastest of each value combination
+  std::string l2 = "sets";  // "sets": L2-safe input sets per replay; "flush": flush between replays
   MeasureOptions measure;
 };
+
+// --l2: whether the family sizes each graph for the L2 ("sets") or the L2 is flushed before every
+// replay, outside the timed events ("flush"). Throws InputError naming the accepted values.
+bool flush_between_replays(const std::string& mode) {
+  if (mode == "sets") return false;
+  if (mode == "flush") return true;
+  throw InputError("--l2 " + mode +
+                   ": not a way to defeat the L2; pass 'sets' (each replay reads >= 4x the L2 "
+                   "of distinct inputs) or 'flush' (an L2 flush between replays)");
+}
 
 // Whether `config` takes one of the listed values for every parameter named in `where`.
 bool selected(const Config& config, const std::string& where) {
@@ -109,6 +124,8 @@ int bench_batch(DeviceSession& session, const std::vector<Config>& candidates, i
   session.prepare(batch);
   const double bytes = session.bytes_moved();
   const double flops = session.flops();
+  MeasureOptions measure = options.measure;
+  measure.launches_per_graph = session.launches_per_graph();
   int failures = 0;
   std::vector<Measured> measured;
   for (const Config& config : candidates) {
@@ -120,15 +137,16 @@ int bench_batch(DeviceSession& session, const std::vector<Config>& candidates, i
       ++failures;
       continue;
     }
-    measured.push_back(Measured{config, time_graph(launch, stream, options.measure)});
+    measured.push_back(Measured{config, time_graph(launch, stream, measure)});
   }
   std::sort(measured.begin(), measured.end(), [](const Measured& a, const Measured& b) {
     return a.timing.median_us < b.timing.median_us;
   });
   const auto print = [&](const Measured& m, const char* tag) {
     const double seconds = m.timing.median_us * 1e-6;
-    std::printf("%6d %-62s %9.2f %9.2f %9.2f %9.2f %6.1f%% %8.1f %s\n", batch,
+    std::printf("%6d %-62s %9.2f %9.2f %9.2f %9.2f %9.2f %6d %9.2f %6.1f%% %8.1f %s\n", batch,
                 describe(m.config).c_str(), m.timing.median_us, m.timing.p10_us, m.timing.p90_us,
+                m.timing.launch_p10_us, m.timing.launch_p90_us, measure.launches_per_graph,
                 bytes / 1e6, 100.0 * bytes / seconds / (copy_gbs * 1e9), flops / seconds / 1e12,
                 tag);
   };
@@ -160,7 +178,11 @@ int run_bench(const Args& args) {
   options.add_options()("batches", po::value(&batches_text)->default_value(batches_text),
                         "batch sizes")(
       "memory-gib", po::value(&bench.memory_gib)->default_value(bench.memory_gib),
-      "input footprint in GiB (>= 1 keeps the L2 out)")(
+      "input footprint in GiB (the KV cache, the GEMM operand rotations); at least 4x the GPU's "
+      "L2, else refused")("l2", po::value(&bench.l2)->default_value(bench.l2),
+                          "how the L2 is kept from serving repeats: 'sets' (each graph replay "
+                          "reads >= 4x the L2 of distinct inputs, as the sweep does) or 'flush' "
+                          "(an untimed L2 flush before every replay)")(
       "all", po::bool_switch(&bench.all),
       "time every config that survives the plan for this GPU, not only the default")(
       "where", po::value(&bench.where),
@@ -172,10 +194,12 @@ int run_bench(const Args& args) {
       "'mma_path,producers' (one row per structural variant)")(
       "launches",
       po::value(&bench.measure.launches_per_graph)->default_value(bench.measure.launches_per_graph),
-      "launches per CUDA graph, each with its own inputs");
+      "launches per CUDA graph at least, each with its own inputs (with --l2 sets the family "
+      "adds more where a replay would not read 4x the L2)");
   if (!parse_or_help("bench", "[--family F] [shape options] [options]", options, args)) return 0;
   const Problem parsed = parse_problem(problem);
   bench.batches = parse_int_list(batches_text, "batches");
+  const bool flush = flush_between_replays(bench.l2);
   std::string why_not;
   if (!cuda::gpu_available(&why_not)) {
     throw NoGpuError("tuner bench needs a GPU: " + why_not +
@@ -183,6 +207,11 @@ int run_bench(const Args& args) {
   }
   const cuda::DeviceInfo info = cuda::device_info(0);
   const cuda::Context context(0);
+  // Refused before any timing: with less than 4x L2 of inputs no launch count is L2-safe.
+  char option[64];
+  std::snprintf(option, sizeof option, "--memory-gib %g", bench.memory_gib);
+  check_memory_covers_l2(bench.memory_gib * static_cast<double>(1LL << 30), info.l2_cache_bytes,
+                         option);
   cuda::Stream stream;
   const double copy_gbs = copy_bandwidth_gbs(std::size_t{1} << 30, stream);
   std::printf("device %s (sm_%d, %d SMs), device-to-device copy %.0f GB/s (read + write)\n",
@@ -191,12 +220,22 @@ int run_bench(const Args& args) {
       candidates_for(parsed, arch_from_device(0, nullptr), bench.all, bench.where);
   DeviceSession session = parsed.family->open_device(
       DeviceSetup{parsed.shape, info.arch_sm(), default_cache_dir().string(), bench.memory_gib,
-                  bench.measure.launches_per_graph});
-  std::printf("%zu candidates; %s %s; %d launches per graph, each its own inputs\n",
-              candidates.size(), parsed.family->name.c_str(), parsed.shape.canonical().c_str(),
-              bench.measure.launches_per_graph);
-  std::printf("%6s %-62s %9s %9s %9s %9s %7s %8s\n", "batch", "config", "median_us", "p10_us",
-              "p90_us", "MB_moved", "%copyBW", "TFLOP/s");
+                  flush ? 0 : info.l2_cache_bytes, bench.measure.launches_per_graph});
+  std::optional<L2Flush> l2_flush;
+  if (flush) {
+    l2_flush.emplace(info.l2_cache_bytes);
+    bench.measure.before_replay = [&l2_flush](CUstream on) { l2_flush->enqueue(on); };
+  }
+  std::printf(
+      "%zu candidates; %s %s; L2 %.1f MiB kept out by %s; launches per graph: at least %d, each "
+      "its own inputs\n",
+      candidates.size(), parsed.family->name.c_str(), parsed.shape.canonical().c_str(),
+      info.l2_cache_bytes / 1048576.0,
+      flush ? "an untimed flush before every replay" : ">= 4x L2 of distinct inputs per replay",
+      bench.measure.launches_per_graph);
+  std::printf("%6s %-62s %9s %9s %9s %9s %9s %6s %9s %7s %8s\n", "batch", "config", "median_us",
+              "p10_us", "p90_us", "launchp10", "launchp90", "graph", "MB_moved", "%copyBW",
+              "TFLOP/s");
   int failures = 0;
   for (int batch : bench.batches) {
     failures += bench_batch(session, candidates, batch, bench, copy_gbs, stream,

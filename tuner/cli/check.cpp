@@ -53,8 +53,9 @@ int gpu_check(const Problem& problem) {
               info.name.c_str(), info.arch_sm(), problem.family->name.c_str(),
               problem.shape.canonical().c_str());
   const PlanResult result = plan_for(problem, arch, false);
+  // Verification only, no timing: no L2 to keep out (l2_bytes 0), one input set.
   DeviceSession session = problem.family->open_device(
-      DeviceSetup{problem.shape, info.arch_sm(), default_cache_dir().string(), 0.25, 1});
+      DeviceSetup{problem.shape, info.arch_sm(), default_cache_dir().string(), 0.25, 0, 1});
   int failures = 0;
   for (const PlanRow& row : result.rows) {
     if (row.fate != Fate::survivor) continue;
