@@ -62,7 +62,7 @@ fs::path make_frozen_db(const test::TempDir& dir) {
     const std::pair<int, std::string> winners[] = {
         {1, R"({"block_h":16,"block_t":32,"num_stages":2,"num_warps":4,"target_ctas":1024})"},
         {8, R"({"block_h":16,"block_t":64,"num_stages":2,"num_warps":4,"target_ctas":512})"},
-        {128, R"({"block_h":16,"block_t":64,"num_stages":3,"num_warps":4,"target_ctas":256})"}};
+        {128, R"({"block_h":16,"block_t":64,"num_stages":2,"num_warps":8,"target_ctas":256})"}};
     for (const auto& [batch, params] : winners) {
       db::WinnerRecord w =
           db::fixture::fixture_problem_winner(arch, batch, params, 20.0, 25.0, source_hash(), run);

@@ -221,7 +221,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
             "ptxas_spill_bytes", "blocks_per_sm", "occupancy_limiter", "compile_ms", "cached"}) {
         CHECK_MESSAGE(row.contains(key), key);
       }
-      CHECK(row["params"].size() == 7);
+      CHECK(row["params"].size() == 9);  // block_t … ctas_per_sm, target_ctas
       if (row["fate"] == "pruned_shape") CHECK(row["est_smem_bytes"].is_null());
       if (row["fate"] == "survivor") CHECK(row["cached"] == true);
     }

@@ -83,6 +83,15 @@ class FamilyCubins {
     }
     if (family.frozen_launches != nullptr) {
       for (const FrozenLaunch& launch : family.frozen_launches(config, shapes)) {
+        if (launch.max_dynamic_smem > arch.max_smem_per_block_optin_bytes) {
+          // A store row no plan of this arch kept (edited, or swept for another arch): its
+          // kernel could never launch there, so nothing is frozen.
+          throw InputError(request.family + " " + request.params_json + " (" + launch.role +
+                           ") asks for " + std::to_string(launch.max_dynamic_smem) +
+                           " B of dynamic shared memory, above " + arch.name + "'s opt-in " +
+                           std::to_string(arch.max_smem_per_block_optin_bytes) +
+                           " B: it cannot launch there; re-run tuner sweep for " + arch.name);
+        }
         image.launches.push_back({launch.role,
                                   compiled.result.lowered_names.at(launch.name_expression),
                                   launch.block_threads, launch.dynamic_smem,

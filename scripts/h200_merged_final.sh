@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# H200, last call of the merge session: issue 11's --l2 sets vs --l2 flush at batch 1 and 8; issue
+# 13's timing case (a launched winner vs its DB median, on a swept and frozen DB); the fp8 16-head
+# part of the sparse MLA correctness matrix on the merged tree. One tarball comes back.
+set -u
+source scripts/device_env.sh >/dev/null
+source scripts/device_build_link.sh
+out=${OUT:-/tmp/tuner-out}
+logs=$(mktemp -d)
+OUT=$logs timeout 150 bash scripts/h200_issue11.sh bench >"$logs/i11_bench.txt" 2>&1
+echo "h200_issue11 bench rc=$?"; tail -9 "$logs/i11_bench.txt"
+work=$(mktemp -d)
+timeout 100 .devcarry/bin/tuner sweep --db "$work/t.db" --batches 1,8,64,128 --cache-dir "$work/c" \
+  >"$logs/i13_sweep.log" 2>&1 && timeout 40 .devcarry/bin/tuner freeze --db "$work/t.db" \
+  --out "$work/f.db" --cache-dir "$work/c" >"$logs/i13_freeze.log" 2>&1
+echo "sweep+freeze rc=$?"
+TUNER_REQUIRE_GPU=1 TUNEDB_SERVE_DB="$work/f.db" TUNER_BINARY=$PWD/.devcarry/bin/tuner timeout 80 \
+  .devcarry/bin/gpu_tunedb_cuda --no-skip >"$logs/i13_timing.log" 2>&1
+echo "gpu_tunedb_cuda --no-skip rc=$?"; grep -E "ratio|test cases|ERROR" "$logs/i13_timing.log" | head -8
+TUNER_GPU_MATRIX=fp8_ds_mla:4 TUNER_GPU_LOG=$logs/checks.log timeout 150 \
+  .devcarry/bin/gpu_sparse_mla_decode >"$logs/gpu_smla.log" 2>&1
+echo "gpu_sparse_mla_decode fp8 TP4 rc=$?"; grep -E "checks run|test cases|assertions|FAIL" "$logs/gpu_smla.log" | head
+gzip -f "$logs/checks.log" 2>/dev/null
+tar czf "$out/final_logs.tgz" -C "$logs" .
