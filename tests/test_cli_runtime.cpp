@@ -259,6 +259,39 @@ TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an
   CHECK(missing.exit_code == 2);
 }
 
+TEST_CASE(
+    "freeze refuses a winner whose shared memory is above the arch's opt-in, writes nothing") {
+  TempDir dir;
+  const std::string db = dir / "tuning.db";
+  const std::string frozen = dir / "frozen.db";
+  {
+    tuner::db::Store store = tuner::db::Store::open(db);
+    tuner::db::RunInfo run;
+    run.host = "test-host";
+    run.gpu_name = "NVIDIA H200";
+    run.measured_arch = "sm_90";
+    run.budget_arch = "sm_120";
+    run.tuner_version = "test";
+    run.kind = tuner::db::RunKind::sweep;
+    const std::int64_t run_id = store.begin_run(run);
+    const std::string hash = tuner::smla_family::source_hash();
+    store.add_source(hash, "sparse_mla_decode");
+    // The seeds' path with 64-token tiles and 3 stages: 3 x 64 rows of dequantized KV, far above
+    // sm_120's 101376 B (no sm_120 plan keeps it; an edited or foreign store could hold it).
+    const std::string too_big =
+        R"({"block_h":16,"block_t":64,"num_stages":3,"num_warps":4,"target_ctas":256})";
+    REQUIRE(smla::smem_layout(64, 16, 4, 3, smla::kFp8DsMla).total_bytes > 101376u);
+    store.record_winner(winner(8, too_big, 20.0, run_id, hash));
+    store.end_run(run_id);
+  }
+  const Result froze = run_tuner("freeze --db " + quoted(db) + " --out " + quoted(frozen) +
+                                     " --arch sm_120 --cache-dir " + quoted(dir / "cache"),
+                                 true);
+  CHECK_MESSAGE(froze.exit_code == 2, froze.output);
+  CHECK(froze.output.find("above sm_120's opt-in 101376 B") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(frozen));
+}
+
 TEST_CASE("export --format vllm-json writes one file keyed by batch size") {
   TempDir dir;
   const std::string db = dir / "tuning.db";

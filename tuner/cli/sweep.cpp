@@ -130,9 +130,10 @@ int run_sweep(const Args& args) {
       "configs re-timed against the default")(
       "memory-gib", po::value(&request.memory_gib)->default_value(request.memory_gib),
       "input footprint in GiB (KV cache, GEMM operand rotations): at least 4x the GPU's L2, else "
-      "refused")("shard", po::value(&shard_text),
-                 "i/N: measure only this deterministic slice of the (batch, config) work into --db "
-                 "and record no winners; tuner merge puts the N shard DBs together and decides them")(
+      "refused")(
+      "shard", po::value(&shard_text),
+      "i/N: measure only this deterministic slice of the (batch, config) work into --db "
+      "and record no winners; tuner merge puts the N shard DBs together and decides them")(
       "test-fault-candidate", po::bool_switch(&request.inject_fault_candidate),
       "test only: add a candidate that writes out of bounds, to prove fault isolation");
   if (!parse_or_help("sweep", "--db FILE [options]", options, args)) return 0;
