@@ -53,8 +53,8 @@ tuner::db::WinnerRecord winner(int batch, const std::string& params, double medi
 
 // A store with winners for batches 1, 16 (the default kept) and 64, budget sm_120, timed on an
 // H200; run id returned. Uses this build's kernel source hash so that freeze can compile them.
-std::int64_t write_store(const std::string& path) {
-  tuner::db::Store store = tuner::db::Store::open(path);
+// A sweep run budgeted for sm_120 and timed on an H200.
+tuner::db::RunInfo sm120_sweep_run() {
   tuner::db::RunInfo run;
   run.host = "test-host";
   run.gpu_name = "NVIDIA H200";
@@ -66,7 +66,12 @@ std::int64_t write_store(const std::string& path) {
   run.tuner_version = "test";
   run.command_line = "tuner sweep --budget-arch sm_120";
   run.kind = tuner::db::RunKind::sweep;
-  const std::int64_t run_id = store.begin_run(run);
+  return run;
+}
+
+std::int64_t write_store(const std::string& path) {
+  tuner::db::Store store = tuner::db::Store::open(path);
+  const std::int64_t run_id = store.begin_run(sm120_sweep_run());
   const std::string hash = tuner::smla_family::source_hash();
   store.add_source(hash, "sparse_mla_decode");
   store.record_winner(winner(1, kTuned1, 17.5, run_id, hash));
@@ -266,14 +271,7 @@ TEST_CASE(
   const std::string frozen = dir / "frozen.db";
   {
     tuner::db::Store store = tuner::db::Store::open(db);
-    tuner::db::RunInfo run;
-    run.host = "test-host";
-    run.gpu_name = "NVIDIA H200";
-    run.measured_arch = "sm_90";
-    run.budget_arch = "sm_120";
-    run.tuner_version = "test";
-    run.kind = tuner::db::RunKind::sweep;
-    const std::int64_t run_id = store.begin_run(run);
+    const std::int64_t run_id = store.begin_run(sm120_sweep_run());
     const std::string hash = tuner::smla_family::source_hash();
     store.add_source(hash, "sparse_mla_decode");
     // The seeds' path with 64-token tiles and 3 stages: 3 x 64 rows of dequantized KV, far above
