@@ -82,6 +82,9 @@ TEST_CASE("queue: a worker's exception reaches the caller and stops the hand-out
   CHECK_THROWS_WITH_AS(run_queue(2, 1000,
                                  [&](int, std::size_t item) {
                                    if (item == 5) throw std::runtime_error("item 5 failed");
+                                   // Items take time, as measurements do: without it the other
+                                   // worker could take all 994 others before the throw lands.
+                                   std::this_thread::sleep_for(std::chrono::microseconds(200));
                                    ++done;
                                  }),
                        "item 5 failed", std::runtime_error);
