@@ -9,14 +9,7 @@ out=${OUT:-/tmp/tuner-out}
 logs=$(mktemp -d)
 OUT=$logs timeout 150 bash scripts/h200_issue11.sh bench >"$logs/i11_bench.txt" 2>&1
 echo "h200_issue11 bench rc=$?"; tail -9 "$logs/i11_bench.txt"
-work=$(mktemp -d)
-timeout 100 .devcarry/bin/tuner sweep --db "$work/t.db" --batches 1,8,64,128 --cache-dir "$work/c" \
-  >"$logs/i13_sweep.log" 2>&1 && timeout 40 .devcarry/bin/tuner freeze --db "$work/t.db" \
-  --out "$work/f.db" --cache-dir "$work/c" >"$logs/i13_freeze.log" 2>&1
-echo "sweep+freeze rc=$?"
-TUNER_REQUIRE_GPU=1 TUNEDB_SERVE_DB="$work/f.db" TUNER_BINARY=$PWD/.devcarry/bin/tuner timeout 80 \
-  .devcarry/bin/gpu_tunedb_cuda --no-skip >"$logs/i13_timing.log" 2>&1
-echo "gpu_tunedb_cuda --no-skip rc=$?"; grep -E "ratio|test cases|ERROR" "$logs/i13_timing.log" | head -8
+OUT=$logs bash scripts/h200_launcher_timing.sh  # issue 13: sweep, freeze, launcher vs DB median
 TUNER_GPU_MATRIX=fp8_ds_mla:4 TUNER_GPU_LOG=$logs/checks.log timeout 150 \
   .devcarry/bin/gpu_sparse_mla_decode >"$logs/gpu_smla.log" 2>&1
 echo "gpu_sparse_mla_decode fp8 TP4 rc=$?"; grep -E "checks run|test cases|assertions|FAIL" "$logs/gpu_smla.log" | head
