@@ -89,10 +89,11 @@ TEST_CASE("bad shape input exits 2 naming the field and the allowed values, and 
   }
 }
 
-TEST_CASE("tuner bench --l2 accepts only sets or flush, before looking for a GPU") {
+TEST_CASE("tuner bench --l2 accepts only sets, flush or none, before looking for a GPU") {
   const CommandResult outcome =
       run_with_stderr("'" + kTunerBinary + "' bench --batches 1 --l2 evict");
   CHECK(outcome.exit_code == 2);
-  CHECK(outcome.output.find("--l2 evict: not a way to defeat the L2; pass 'sets'") !=
+  CHECK(outcome.output.find("--l2 evict: not a way to treat the L2; pass 'sets'") !=
         std::string::npos);
+  CHECK(outcome.output.find("'none' (the old, L2-unsafe protocol") != std::string::npos);
 }

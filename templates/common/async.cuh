@@ -48,6 +48,26 @@ __device__ __forceinline__ void mbarrier_wait(unsigned long long* barrier, unsig
   } while (done == 0);
 }
 
+// The same wait for a warp that is usually early (producers waiting for a free stage): the
+// suspend-time hint lets the thread sleep until the phase completes (or SUSPEND_NS pass) instead
+// of re-polling, which took ~13 % of the issue slots of the batch-128 winner (BENCHMARKS.md
+// section 7).
+template <unsigned SUSPEND_NS>
+__device__ __forceinline__ void mbarrier_wait_sleeping(unsigned long long* barrier,
+                                                       unsigned parity) {
+  const unsigned address = smem_address(barrier);
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred ready;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 ready, [%1], %2, %3;\n"
+        "selp.u32 %0, 1, 0, ready;\n}\n"
+        : "=r"(done)
+        : "r"(address), "r"(parity), "n"(SUSPEND_NS)
+        : "memory");
+  } while (done == 0);
+}
+
 // One bulk copy global -> shared (16-byte aligned addresses, size a multiple of 16) that completes
 // its bytes on `barrier`.
 __device__ __forceinline__ void bulk_copy_to_shared(void* shared_dst, const void* global_src,

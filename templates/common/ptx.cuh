@@ -7,10 +7,19 @@ namespace ptx {
 // -inf without a constant expression: NVRTC has no __builtin_huge_valf and no math headers.
 __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
 
+// The compiler's own conversion, not an asm: it knows the result is a 32-bit shared-window offset,
+// so tile addresses stay 32-bit with immediate offsets (an opaque cvta asm made every ldmatrix
+// address a 64-bit generic add chain: Nsight Compute, BENCHMARKS.md section 7).
 __device__ __forceinline__ unsigned smem_address(const void* pointer) {
-  unsigned long long address;
-  asm("cvta.to.shared.u64 %0, %1;" : "=l"(address) : "l"(pointer));
-  return static_cast<unsigned>(address);
+  return static_cast<unsigned>(__cvta_generic_to_shared(pointer));
+}
+
+// 2^x, approximate (2 ulp), flushing denormals; 2^-inf = +0. exp2f is the exact path with range
+// checks and selects that the softmax does not need.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
 }
 
 // 16-byte global -> shared copy; src_bytes 0 zero-fills the destination without reading.
@@ -30,18 +39,19 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
 
+// ldmatrix only reads shared memory: volatile keeps it in order with the barriers and waits (all
+// volatile, with memory clobbers), and without a clobber of its own the compiler may keep other
+// shared loads (the per-token scales) in registers across it instead of reloading them.
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&regs)[4], const void* shared_row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(regs[0]), "=r"(regs[1]), "=r"(regs[2]), "=r"(regs[3])
-               : "r"(smem_address(shared_row))
-               : "memory");
+               : "r"(smem_address(shared_row)));
 }
 
 __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&regs)[4], const void* shared_row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(regs[0]), "=r"(regs[1]), "=r"(regs[2]), "=r"(regs[3])
-               : "r"(smem_address(shared_row))
-               : "memory");
+               : "r"(smem_address(shared_row)));
 }
 
 // D = A(16x16 bf16, row) * B(16x8 bf16, col) + D, fp32 accumulate.

@@ -154,7 +154,9 @@ __device__ __forceinline__ float quad_max(float value) {
 }
 
 // Online softmax of one m-tile: s becomes P (in [0, 1]); returns the factor for each row half by
-// which the accumulator must be rescaled.
+// which the accumulator must be rescaled. A row with nothing valid yet keeps max -inf and
+// exponentiates against 0 instead: 2^-inf = 0 gives P = 0 and alpha = 0 (on a zero accumulator)
+// without a select per element.
 template <int KB>
 __device__ __forceinline__ void softmax_rows(float (&s)[KB][2][4], float (&row_max)[2],
                                              float (&row_sum)[2], float (&alpha)[2]) {
@@ -167,14 +169,14 @@ __device__ __forceinline__ void softmax_rows(float (&s)[KB][2][4], float (&row_m
       for (int j = 0; j < 4; ++j) tile_max = fmaxf(tile_max, s[kb][half][j]);
     }
     const float new_max = fmaxf(row_max[half], quad_max(tile_max));
-    const bool nothing_valid = new_max == ptx::neg_inf();
-    alpha[half] = nothing_valid ? 1.f : exp2f(row_max[half] - new_max);
+    const float base = new_max == ptx::neg_inf() ? 0.f : new_max;
+    alpha[half] = ptx::exp2_approx(row_max[half] - base);
     float sum = 0.f;
 #pragma unroll
     for (int kb = 0; kb < KB; ++kb) {
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        const float prob = nothing_valid ? 0.f : exp2f(s[kb][half][j] - new_max);
+        const float prob = ptx::exp2_approx(s[kb][half][j] - base);
         s[kb][half][j] = prob;
         sum += prob;
       }
@@ -182,6 +184,12 @@ __device__ __forceinline__ void softmax_rows(float (&s)[KB][2][4], float (&row_m
     row_sum[half] = row_sum[half] * alpha[half] + sum;
     row_max[half] = new_max;
   }
+}
+
+// Whether any lane's rows need the accumulator rescaled (a running max moved): once the maxima
+// settle most tiles skip the 4 multiplies per accumulator register.
+__device__ __forceinline__ bool any_rescale(const float (&alpha)[2]) {
+  return __any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f);
 }
 
 // The V scale of each of this lane's tokens for the warp's scale group (1 for bf16 caches).

@@ -215,6 +215,100 @@ __device__ __forceinline__ void rope_segment(float (&acc)[NG][4], const unsigned
   }
 }
 
+template <int V>
+struct SliceTag {
+  static constexpr int value = V;
+};
+
+// Calls f(SliceTag<slice>{}) for a run-time slice < KSPLIT, so that each slice's segment loop is
+// compiled for its own segments: with a run-time slice the compiler kept a run-time switch over
+// the segments with generic 64-bit addresses (BENCHMARKS.md section 7).
+template <int S, int KSPLIT, typename F>
+__device__ __forceinline__ void with_slice(int slice, F&& f) {
+  if constexpr (S + 1 < KSPLIT) {
+    if (slice != S) {
+      with_slice<S + 1, KSPLIT>(slice, f);
+      return;
+    }
+  }
+  f(SliceTag<S>{});
+}
+
+// One score item: rows of m-tile m_tile x NG n-tiles from first_n, the segments of slice SLICE.
+#ifndef SEGMENT_UNROLL
+#define SEGMENT_UNROLL 2
+#endif
+constexpr int kSegmentUnroll = SEGMENT_UNROLL;
+template <int SLICE, int BLOCK_H, int KSPLIT, int NG, int KV_FORMAT, int MMA, int UNPACK>
+__device__ __forceinline__ void score_item(const smla::SmemLayout& layout,
+                                           const unsigned char* smem, const unsigned char* ring,
+                                           const int* tokens, float* scores, float scale_log2,
+                                           int m_tile, int first_n) {
+  constexpr bool kFp8 = KV_FORMAT == smla::kFp8DsMla;
+  constexpr unsigned kKRope = kFp8 ? smla::kFp8RopeOffset : smla::kLatentDim * 2;
+  constexpr bool kKBits = smla::unpack_k_bits(UNPACK) && kFp8 && MMA == smla::kMmaRegF16;
+  const int lane = threadIdx.x % 32;
+  const int b_tile_stride = 8 * layout.ring_row_stride;
+  const float* q_scale = reinterpret_cast<const float*>(smem + layout.q_scale_offset);
+  const unsigned char* a_row =
+      smem + layout.q_offset + (m_tile * 16 + lane % 16) * layout.q_row_stride + (lane / 16) * 16;
+  const unsigned char* b_row =
+      ring + (first_n * 8 + lane % 8) * layout.ring_row_stride + (lane / 8) * 16;
+  const int row = m_tile * 16 + lane / 4;
+  float total[NG][4] = {};
+  // The latent segments of this slice in a loop of SEGMENT_UNROLL bodies (fully unrolled, the
+  // hoisted loads of all 8 segments took the batch-128 winner from 163 to 245 registers), the
+  // rope segment (the last) after it where it belongs to this slice.
+#pragma unroll kSegmentUnroll
+  for (int segment = SLICE; segment < smla::kScoreSegments - 1; segment += KSPLIT) {
+    float acc[NG][4] = {};
+    latent_segment<KV_FORMAT, MMA, NG, kKBits>(acc, a_row, b_row, b_tile_stride, segment);
+    const int group = segment / 2;
+    float q_lo = kKBits ? smla::kBitsUnpackScale : 1.f;
+    float q_hi = q_lo;
+    if (MMA == smla::kMmaFp8) {
+      q_lo = q_scale[row * smla::kNumGroups + group];
+      q_hi = q_scale[(row + 8) * smla::kNumGroups + group];
+    }
+#pragma unroll
+    for (int g = 0; g < NG; ++g) {
+      float k0 = 1.f;
+      float k1 = 1.f;
+      if (kFp8) {
+        const int col = (first_n + g) * 8 + (lane % 4) * 2;
+        k0 = group_scale(ring + col * layout.ring_row_stride, group);
+        k1 = group_scale(ring + (col + 1) * layout.ring_row_stride, group);
+      }
+      total[g][0] += acc[g][0] * (k0 * q_lo);
+      total[g][1] += acc[g][1] * (k1 * q_lo);
+      total[g][2] += acc[g][2] * (k0 * q_hi);
+      total[g][3] += acc[g][3] * (k1 * q_hi);
+    }
+  }
+  if constexpr ((smla::kScoreSegments - 1) % KSPLIT == SLICE) {
+    float acc[NG][4] = {};
+    rope_segment<NG>(acc, a_row + smla::kPipelinedQRopeOffset, b_row + kKRope, b_tile_stride);
+#pragma unroll
+    for (int g = 0; g < NG; ++g) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) total[g][j] += acc[g][j];
+    }
+  }
+#pragma unroll
+  for (int g = 0; g < NG; ++g) {
+    const int col = (first_n + g) * 8 + (lane % 4) * 2;
+    const bool valid0 = tokens[col] >= 0;
+    const bool valid1 = tokens[col + 1] >= 0;
+    float* slab = scores + (SLICE * BLOCK_H + row) * layout.scores_row_stride + col;
+    *reinterpret_cast<float2*>(slab) =
+        make_float2(valid0 ? total[g][0] * scale_log2 : ptx::neg_inf(),
+                    valid1 ? total[g][1] * scale_log2 : ptx::neg_inf());
+    *reinterpret_cast<float2*>(slab + 8 * layout.scores_row_stride) =
+        make_float2(valid0 ? total[g][2] * scale_log2 : ptx::neg_inf(),
+                    valid1 ? total[g][3] * scale_log2 : ptx::neg_inf());
+  }
+}
+
 // Scores S[h][t] * scale_log2 (-inf for invalid tokens) into the score buffer, one slab per
 // segment slice; warps take (m-tile, group of NG n-tiles, slice) items round-robin. The segment
 // loop is unrolled so that consecutive segments' MMA chains interleave.
@@ -227,74 +321,14 @@ __device__ __forceinline__ void compute_scores(const smla::SmemLayout& layout,
   constexpr int kKSplit = smla::score_ksplit(BLOCK_T, BLOCK_H, NUM_WARPS);
   constexpr int kNG = score_n_group(kMTiles, kNTiles, kKSplit, NUM_WARPS);
   constexpr int kGroups = kNTiles / kNG;
-  constexpr int kSegmentsPerSlice = (smla::kScoreSegments + kKSplit - 1) / kKSplit;
-  constexpr bool kFp8 = KV_FORMAT == smla::kFp8DsMla;
-  constexpr unsigned kKRope = kFp8 ? smla::kFp8RopeOffset : smla::kLatentDim * 2;
   const int warp = threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
-  const int b_tile_stride = 8 * layout.ring_row_stride;
-  const float* q_scale = reinterpret_cast<const float*>(smem + layout.q_scale_offset);
   for (int item = warp; item < kMTiles * kGroups * kKSplit; item += NUM_WARPS) {
     const int m_tile = item % kMTiles;
     const int first_n = ((item / kMTiles) % kGroups) * kNG;
-    const int slice = item / (kMTiles * kGroups);
-    const unsigned char* a_row =
-        smem + layout.q_offset + (m_tile * 16 + lane % 16) * layout.q_row_stride + (lane / 16) * 16;
-    const unsigned char* b_row =
-        ring + (first_n * 8 + lane % 8) * layout.ring_row_stride + (lane / 8) * 16;
-    const int row = m_tile * 16 + lane / 4;
-    float total[kNG][4] = {};
-#pragma unroll
-    for (int k = 0; k < kSegmentsPerSlice; ++k) {
-      const int segment = slice + k * kKSplit;
-      if (segment >= smla::kScoreSegments) break;
-      float acc[kNG][4] = {};
-      if (segment == smla::kScoreSegments - 1) {
-        rope_segment<kNG>(acc, a_row + smla::kPipelinedQRopeOffset, b_row + kKRope, b_tile_stride);
-#pragma unroll
-        for (int g = 0; g < kNG; ++g) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) total[g][j] += acc[g][j];
-        }
-        continue;
-      }
-      constexpr bool kKBits = smla::unpack_k_bits(UNPACK) && kFp8 && MMA == smla::kMmaRegF16;
-      latent_segment<KV_FORMAT, MMA, kNG, kKBits>(acc, a_row, b_row, b_tile_stride, segment);
-      const int group = segment / 2;
-      float q_lo = kKBits ? smla::kBitsUnpackScale : 1.f;
-      float q_hi = q_lo;
-      if (MMA == smla::kMmaFp8) {
-        q_lo = q_scale[row * smla::kNumGroups + group];
-        q_hi = q_scale[(row + 8) * smla::kNumGroups + group];
-      }
-#pragma unroll
-      for (int g = 0; g < kNG; ++g) {
-        float k0 = 1.f;
-        float k1 = 1.f;
-        if (kFp8) {
-          const int col = (first_n + g) * 8 + (lane % 4) * 2;
-          k0 = group_scale(ring + col * layout.ring_row_stride, group);
-          k1 = group_scale(ring + (col + 1) * layout.ring_row_stride, group);
-        }
-        total[g][0] += acc[g][0] * (k0 * q_lo);
-        total[g][1] += acc[g][1] * (k1 * q_lo);
-        total[g][2] += acc[g][2] * (k0 * q_hi);
-        total[g][3] += acc[g][3] * (k1 * q_hi);
-      }
-    }
-#pragma unroll
-    for (int g = 0; g < kNG; ++g) {
-      const int col = (first_n + g) * 8 + (lane % 4) * 2;
-      const bool valid0 = tokens[col] >= 0;
-      const bool valid1 = tokens[col + 1] >= 0;
-      float* slab = scores + (slice * BLOCK_H + row) * layout.scores_row_stride + col;
-      *reinterpret_cast<float2*>(slab) =
-          make_float2(valid0 ? total[g][0] * scale_log2 : ptx::neg_inf(),
-                      valid1 ? total[g][1] * scale_log2 : ptx::neg_inf());
-      *reinterpret_cast<float2*>(slab + 8 * layout.scores_row_stride) =
-          make_float2(valid0 ? total[g][2] * scale_log2 : ptx::neg_inf(),
-                      valid1 ? total[g][3] * scale_log2 : ptx::neg_inf());
-    }
+    with_slice<0, kKSplit>(item / (kMTiles * kGroups), [&](auto slice) {
+      score_item<decltype(slice)::value, BLOCK_H, kKSplit, kNG, KV_FORMAT, MMA, UNPACK>(
+          layout, smem, ring, tokens, scores, scale_log2, m_tile, first_n);
+    });
   }
 }
 

@@ -75,10 +75,12 @@ __device__ __forceinline__ void softmax_pv(const smla::SmemLayout& layout, const
         }
       }
     } else {
+      if (any_rescale(alpha)) {
 #pragma unroll
-      for (int n = 0; n < Acc::kNTiles; ++n) {
+        for (int n = 0; n < Acc::kNTiles; ++n) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) acc.value[m][n][j] *= alpha[j / 2];
+          for (int j = 0; j < 4; ++j) acc.value[m][n][j] *= alpha[j / 2];
+        }
       }
 #pragma unroll
       for (int kb = 0; kb < kKB; ++kb) {
@@ -159,6 +161,10 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
 
 namespace smla_pipe {
 
+// Producers wait for a free stage most of a tile's time; asleep, not polling (see
+// ptx::mbarrier_wait_sleeping). The hint bounds one sleep; a completed phase wakes them sooner.
+constexpr unsigned kProducerSuspendNs = 20000;
+
 struct SplitRange {
   int first_pos;
   int end_pos;
@@ -190,7 +196,9 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
   fetch(0);
   for (int tile = 0; tile < range.num_tiles; ++tile) {
     const int stage = tile % NUM_STAGES;
-    if (tile >= NUM_STAGES) ptx::mbarrier_wait(&empty[stage], ((tile / NUM_STAGES) - 1) & 1);
+    if (tile >= NUM_STAGES) {
+      ptx::mbarrier_wait_sleeping<kProducerSuspendNs>(&empty[stage], ((tile / NUM_STAGES) - 1) & 1);
+    }
     int ids[kRowsPerThread];
     unsigned bytes = 0;
     unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;

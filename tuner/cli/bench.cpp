@@ -37,14 +37,20 @@ struct BenchOptions {
   MeasureOptions measure;
 };
 
-// --l2: whether the family sizes each graph for the L2 ("sets") or the L2 is flushed before every
-// replay, outside the timed events ("flush"). Throws InputError naming the accepted values.
-bool flush_between_replays(const std::string& mode) {
-  if (mode == "sets") return false;
-  if (mode == "flush") return true;
+// --l2: how the L2 is kept from serving repeats. "sets": the family sizes each graph for the L2;
+// "flush": an untimed flush before every replay; "none": neither (the protocol before issue 11:
+// launches_per_graph launches on their own index sets, which at small batch fit in the L2), only
+// so that a before/after comparison can be taken in one run; sweeps never use it.
+enum class L2Mode { sets, flush, none };
+
+L2Mode parse_l2_mode(const std::string& mode) {
+  if (mode == "sets") return L2Mode::sets;
+  if (mode == "flush") return L2Mode::flush;
+  if (mode == "none") return L2Mode::none;
   throw InputError("--l2 " + mode +
-                   ": not a way to defeat the L2; pass 'sets' (each replay reads >= 4x the L2 "
-                   "of distinct inputs) or 'flush' (an L2 flush between replays)");
+                   ": not a way to treat the L2; pass 'sets' (each replay reads >= 4x the L2 "
+                   "of distinct inputs), 'flush' (an L2 flush between replays) or 'none' (the "
+                   "old, L2-unsafe protocol, for before/after comparisons only)");
 }
 
 // Whether `config` takes one of the listed values for every parameter named in `where`.
@@ -179,10 +185,12 @@ int run_bench(const Args& args) {
                         "batch sizes")(
       "memory-gib", po::value(&bench.memory_gib)->default_value(bench.memory_gib),
       "input footprint in GiB (the KV cache, the GEMM operand rotations); at least 4x the GPU's "
-      "L2, else refused")("l2", po::value(&bench.l2)->default_value(bench.l2),
-                          "how the L2 is kept from serving repeats: 'sets' (each graph replay "
-                          "reads >= 4x the L2 of distinct inputs, as the sweep does) or 'flush' "
-                          "(an untimed L2 flush before every replay)")(
+      "L2, else refused")(
+      "l2", po::value(&bench.l2)->default_value(bench.l2),
+      "how the L2 is kept from serving repeats: 'sets' (each graph replay "
+      "reads >= 4x the L2 of distinct inputs, as the sweep does) or 'flush' "
+      "(an untimed L2 flush before every replay); 'none' is the L2-unsafe protocol before "
+      "issue 11, for before/after comparisons only")(
       "all", po::bool_switch(&bench.all),
       "time every config that survives the plan for this GPU, not only the default")(
       "where", po::value(&bench.where),
@@ -199,7 +207,8 @@ int run_bench(const Args& args) {
   if (!parse_or_help("bench", "[--family F] [shape options] [options]", options, args)) return 0;
   const Problem parsed = parse_problem(problem);
   bench.batches = parse_int_list(batches_text, "batches");
-  const bool flush = flush_between_replays(bench.l2);
+  const L2Mode l2_mode = parse_l2_mode(bench.l2);
+  const bool flush = l2_mode == L2Mode::flush;
   std::string why_not;
   if (!cuda::gpu_available(&why_not)) {
     throw NoGpuError("tuner bench needs a GPU: " + why_not +
@@ -218,9 +227,9 @@ int run_bench(const Args& args) {
               info.name.c_str(), info.arch_sm(), info.sm_count, copy_gbs);
   const std::vector<Config> candidates =
       candidates_for(parsed, arch_from_device(0, nullptr), bench.all, bench.where);
-  DeviceSession session = parsed.family->open_device(
-      DeviceSetup{parsed.shape, info.arch_sm(), default_cache_dir().string(), bench.memory_gib,
-                  flush ? 0 : info.l2_cache_bytes, bench.measure.launches_per_graph});
+  DeviceSession session = parsed.family->open_device(DeviceSetup{
+      parsed.shape, info.arch_sm(), default_cache_dir().string(), bench.memory_gib,
+      l2_mode == L2Mode::sets ? info.l2_cache_bytes : 0, bench.measure.launches_per_graph});
   std::optional<L2Flush> l2_flush;
   if (flush) {
     l2_flush.emplace(info.l2_cache_bytes);
@@ -231,7 +240,9 @@ int run_bench(const Args& args) {
       "its own inputs\n",
       candidates.size(), parsed.family->name.c_str(), parsed.shape.canonical().c_str(),
       info.l2_cache_bytes / 1048576.0,
-      flush ? "an untimed flush before every replay" : ">= 4x L2 of distinct inputs per replay",
+      l2_mode == L2Mode::flush  ? "an untimed flush before every replay"
+      : l2_mode == L2Mode::sets ? ">= 4x L2 of distinct inputs per replay"
+                                : "nothing (--l2 none: L2-unsafe, for comparisons only)",
       bench.measure.launches_per_graph);
   std::printf("%6s %-62s %9s %9s %9s %9s %9s %6s %9s %7s %8s\n", "batch", "config", "median_us",
               "p10_us", "p90_us", "launchp10", "launchp90", "graph", "MB_moved", "%copyBW",
