@@ -111,9 +111,7 @@ struct Served {
         utility(load_utility_kernels(cuda::device_info(0).arch_sm())),
         workspace(std::max(launcher.workspace_bytes(kFamilyName, kFp8, kMaxBatch),
                            launcher.workspace_bytes(kFamilyName, kBf16, kMaxBatch)),
-                  "workspace") {
-    workspace.fill_u32(0u, stream.get());  // once: merge-1 configs keep their counters zero
-  }
+                  "workspace") {}
 
   DeviceProblem problem(const char* shape_text, int batch, int index_sets, double kv_gib) {
     smla_family::Shape shape;

@@ -51,14 +51,13 @@ const Sm120Plan& sm120_plan() {
 // structure (0, 0, 0, 1).
 const PlanRow& find_row(const PlanResult& result, int block_t, int block_h, int warps, int stages,
                         int ctas, int mma_path = 0, int producers = 0, int kv_unpack = 0,
-                        int ctas_per_sm = 1, int merge = 0) {
+                        int ctas_per_sm = 1) {
   for (const PlanRow& row : result.rows) {
     const tuner::Config& k = row.config;
     if (k.at("block_t") == block_t && k.at("block_h") == block_h && k.at("num_warps") == warps &&
         k.at("num_stages") == stages && k.at("target_ctas") == ctas &&
         k.at("mma_path") == mma_path && k.at("producers") == producers &&
-        k.at("kv_unpack") == kv_unpack && k.at("ctas_per_sm") == ctas_per_sm &&
-        k.at("merge") == merge) {
+        k.at("kv_unpack") == kv_unpack && k.at("ctas_per_sm") == ctas_per_sm) {
       return row;
     }
   }
@@ -135,8 +134,8 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
   SUBCASE("16 local heads; one row per member of the cross product, each with a reason") {
     CHECK(plan.shape.integer("local_heads") == 16);
     // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 3 x kv_unpack 3 x
-    // ctas_per_sm 3 x merge 2 x TARGET_CTAS 4.
-    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 2 * 4);
+    // ctas_per_sm 3 x TARGET_CTAS 4.
+    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 4);
     std::set<std::string> configs;
     for (const PlanRow& row : plan.rows) {
       configs.insert(tuner::to_json(row.config));
@@ -145,7 +144,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     CHECK(configs.size() == plan.rows.size());
     int total = 0;
     for (Fate fate : tuner::kAllFates) total += plan.count(fate);
-    CHECK(total == 104976);
+    CHECK(total == 52488);
   }
 
   SUBCASE("BLOCK_H wider than the local heads is pruned_shape, with the figures in the reason") {
@@ -198,7 +197,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
       const tuner::Config& k = row.config;
       const PlanRow& base = find_row(plan, k.at("block_t"), k.at("block_h"), k.at("num_warps"),
                                      k.at("num_stages"), 128, k.at("mma_path"), k.at("producers"),
-                                     k.at("kv_unpack"), k.at("ctas_per_sm"), k.at("merge"));
+                                     k.at("kv_unpack"), k.at("ctas_per_sm"));
       CHECK(row.fate == base.fate);
     }
     CHECK(plan.compile_keys == static_cast<int>(compiled_keys.size()));
@@ -215,14 +214,14 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     REQUIRE(run.exit_code == 0);
     const nlohmann::json rows = nlohmann::json::parse(run.out);
     REQUIRE(rows.is_array());
-    CHECK(rows.size() == 104976);
+    CHECK(rows.size() == 52488);
     for (const nlohmann::json& row : rows) {
       for (const char* key :
            {"family", "params", "fate", "reason", "est_smem_bytes", "est_regs", "ptxas_regs",
             "ptxas_spill_bytes", "blocks_per_sm", "occupancy_limiter", "compile_ms", "cached"}) {
         CHECK_MESSAGE(row.contains(key), key);
       }
-      CHECK(row["params"].size() == 10);  // block_t … ctas_per_sm, target_ctas
+      CHECK(row["params"].size() == 9);  // block_t … ctas_per_sm, target_ctas
       if (row["fate"] == "pruned_shape") CHECK(row["est_smem_bytes"].is_null());
       if (row["fate"] == "survivor") CHECK(row["cached"] == true);
     }
@@ -252,7 +251,7 @@ TEST_CASE("plan: the audit finds no false prunes on sm_90") {
   tuner::PlanRequest request = default_request("sm_90");
   request.audit = true;
   const PlanResult audit = tuner::plan(request, cache);
-  CHECK(audit.rows.size() == 104976);
+  CHECK(audit.rows.size() == 52488);
   CHECK(audit.false_prunes == 0);
   CHECK(audit.count(Fate::survivor) > 0);
   // sm_90's 227 KB opt-in keeps the 64-token pipelined tiles that sm_120 prunes.

@@ -59,11 +59,11 @@ TEST_CASE("bad shapes are refused with a message naming the field") {
 TEST_CASE("the space is the full cross product and the default is the seeds' baseline") {
   const auto configs = cross_product(parameter_space());
   // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 3 x kv_unpack 3 x
-  // ctas_per_sm 3 x merge 2 x TARGET_CTAS 4.
-  CHECK(configs.size() == 3 * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 2 * 4);
+  // ctas_per_sm 3 x TARGET_CTAS 4.
+  CHECK(configs.size() == 3 * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 4);
   std::set<std::string> compile_keys;
   for (const Config& config : configs) compile_keys.insert(compile_key(config, parameter_space()));
-  CHECK(compile_keys.size() == 3 * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 2);  // TARGET_CTAS: one compile
+  CHECK(compile_keys.size() == 3 * 3 * 3 * 6 * 3 * 3 * 3 * 3);  // TARGET_CTAS shares one compile
   const KernelConfig baseline = default_config();
   CHECK(baseline == KernelConfig{.block_t = 16,
                                  .block_h = 16,
@@ -74,8 +74,7 @@ TEST_CASE("the space is the full cross product and the default is the seeds' bas
                                  .target_ctas = 512});
   CHECK(from_config(config_from_json(to_json(to_config(baseline)))) == baseline);
   CHECK(to_json(to_config(baseline)) ==
-        R"({"block_h":16,"block_t":16,"ctas_per_sm":1,"kv_unpack":0,"merge":0,"mma_path":0,)"
-        R"("num_stages":2,)"
+        R"({"block_h":16,"block_t":16,"ctas_per_sm":1,"kv_unpack":0,"mma_path":0,"num_stages":2,)"
         R"("num_warps":4,"producers":0,)"
         R"("target_ctas":512})");
   // Rows stored before mma_path/producers/kv_unpack existed read as the kernel they measured.
@@ -398,9 +397,6 @@ SpaceCompile compile_every_config(int arch_sm) {
       // kv_unpack 1/2 change only the fragment conversion: compiled here at 2 stages; every
       // stage is compiled and checked by the GPU matrix (gpu_sparse_mla_decode).
       if (typed.kv_unpack != 0 && typed.num_stages != 2) continue;
-      // merge 1 changes only the epilogue (the last split CTA merges): compiled at 2 stages with
-      // the cvt unpack; the GPU matrix runs it at every stage.
-      if (typed.merge != 0 && (typed.num_stages != 2 || typed.kv_unpack != 0)) continue;
       keys.emplace_back(typed, kv);
     }
   }
@@ -437,10 +433,10 @@ TEST_CASE("every config of the space compiles for sm_120 and sm_90") {
     // path: 2 formats x BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 (no producer warps).
     // Pipelined, BLOCK_H 16: BLOCK_T 3 x warps {4, 8} x stages {2,3,4,6,8} x producers 3, for
     // both formats on mma_path 1 and BLOCK_T {32, 64} for fp8 on mma_path 2; the bitwise unpacks
-    // (kv_unpack 1, 2) on fp8 mma_path 1 at 2 stages; merge 1 at 2 stages on mma_path 1 (both
-    // formats) and 2 (fp8, BLOCK_T 32/64). ctas_per_sm 1 only (see compile_every_config).
-    CHECK(summary.compiled == 2 * 3 * 3 * 3 * 6 + 2 * 3 * 2 * 5 * 3 + 2 * 2 * 5 * 3 +
-                                  2 * 3 * 2 * 1 * 3 + 2 * 3 * 2 * 1 * 3 + 2 * 2 * 1 * 3);
+    // (kv_unpack 1, 2) on fp8 mma_path 1 at 2 stages. ctas_per_sm 1 only (see
+    // compile_every_config).
+    CHECK(summary.compiled ==
+          2 * 3 * 3 * 3 * 6 + 2 * 3 * 2 * 5 * 3 + 2 * 2 * 5 * 3 + 2 * 3 * 2 * 1 * 3);
   }
 }
 

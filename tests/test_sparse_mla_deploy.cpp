@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -69,7 +68,7 @@ CUresult record(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsi
 
 CUfunction fake_function(std::uintptr_t id) { return reinterpret_cast<CUfunction>(id); }
 
-BoundConfig bound_config(bool with_bf16, std::optional<std::int64_t> merge = std::nullopt) {
+BoundConfig bound_config(bool with_bf16) {
   const BoundKernel fp8{fake_function(0x100), 128, 40000};
   const BoundKernel bf16{fake_function(0x200), 192, 50000};
   const BoundKernel combine{fake_function(0x300), 128, 0};
@@ -80,11 +79,10 @@ BoundConfig bound_config(bool with_bf16, std::optional<std::int64_t> merge = std
         if (role == "combine") return &combine;
         return nullptr;
       },
-      [merge](std::string_view name) -> std::optional<std::int64_t> {
+      [](std::string_view name) -> std::optional<std::int64_t> {
         if (name == "block_t") return 16;
         if (name == "block_h") return 16;
         if (name == "target_ctas") return 128;
-        if (name == "merge") return merge;
         return std::nullopt;
       });
 }
@@ -168,14 +166,10 @@ TEST_CASE("parameter blocks carry the buffers, dimensions and plan") {
   CHECK(combine.num_splits == 64);
 }
 
-TEST_CASE("workspace: merge counters for every batch, then partial_out and partial_lse") {
-  // 65535 batch items x 1 head group of u32 counters = 262140 B, rounded up to 262144.
+TEST_CASE("workspace: partial_out then partial_lse on a 256-byte boundary") {
   const WorkspaceLayout layout = workspace_layout({2, 16, 2048}, {1, 4, 4, 512});
-  CHECK(layout.partial_out_offset == 262144u);
-  CHECK(layout.partial_lse_offset == 262144u + 2u * 16 * 4 * 512 * 4);
-  CHECK(layout.bytes == 262144u + 2u * 16 * 4 * 512 * 4 + 2u * 16 * 4 * 4);
-  // Two head groups: twice the counters (524280 B -> 524288), whatever the batch.
-  CHECK(workspace_layout({7, 32, 2048}, {2, 4, 4, 512}).partial_out_offset == 524288u);
+  CHECK(layout.partial_lse_offset == 2u * 16 * 4 * 512 * 4);
+  CHECK(layout.bytes == 2u * 16 * 4 * 512 * 4 + 2u * 16 * 4 * 4);
   CHECK(workspace_layout({2, 16, 2048}, {1, 1, 1, 2048}).bytes == 0);
 }
 
@@ -208,39 +202,15 @@ TEST_CASE("serve launch: split then combine with the frozen block sizes and the 
   smla::SplitParams split;
   std::memcpy(&split, recorded[0].params.data(), sizeof split);
   CHECK(split.tokens_per_split == 128);
-  // The merge counters (65535 x 1 head group x 4 B, rounded to 262144) come first.
-  CHECK(reinterpret_cast<std::uintptr_t>(split.merge_counters) == 0x100000);
-  CHECK(reinterpret_cast<std::uintptr_t>(split.partial_out) == 0x100000 + 262144);
-  CHECK(reinterpret_cast<std::uintptr_t>(split.partial_lse) ==
-        0x100000 + 262144 + 8 * 16 * 16 * 512 * 4);
+  CHECK(reinterpret_cast<std::uintptr_t>(split.partial_out) == 0x100000);
+  CHECK(reinterpret_cast<std::uintptr_t>(split.partial_lse) == 0x100000 + 8 * 16 * 16 * 512 * 4);
   CHECK(recorded[1].function == fake_function(0x300));
   CHECK(recorded[1].grid[0] == 16);
   CHECK(recorded[1].grid[1] == 8);
   CHECK(recorded[1].block == 128);
   std::size_t bytes = 0;
   REQUIRE(deploy_family().workspace_bytes(config, kShape, 8, &bytes).status == ServeStatus::ok);
-  CHECK(bytes == 262144u + 8u * 16 * 16 * 512 * 4 + 8u * 16 * 16 * 4);
-}
-
-TEST_CASE("serve launch, merge 1: the split kernel alone, its counters at the workspace start") {
-  recorded.clear();
-  const BoundConfig config = bound_config(true, 1);
-  const auto args = good_args();
-  REQUIRE(deploy_family().launch(config, kShape, 8, &args, nullptr, &record).status ==
-          ServeStatus::ok);
-  REQUIRE(recorded.size() == 1);  // no combine launch: the last split CTA merges
-  smla::SplitParams split;
-  std::memcpy(&split, recorded[0].params.data(), sizeof split);
-  CHECK(reinterpret_cast<std::uintptr_t>(split.merge_counters) == 0x100000);
-  CHECK(split.num_splits == 16);
-  // merge 0 written explicitly launches the combine as a config frozen before merge existed.
-  recorded.clear();
-  REQUIRE(
-      deploy_family().launch(bound_config(true, 0), kShape, 8, &args, nullptr, &record).status ==
-      ServeStatus::ok);
-  CHECK(recorded.size() == 2);
-  CHECK_THROWS_WITH_AS(bound_config(true, 2), doctest::Contains("merge outside 0|1"),
-                       std::runtime_error);
+  CHECK(bytes == 8u * 16 * 16 * 512 * 4 + 8u * 16 * 16 * 4);
 }
 
 TEST_CASE("serve launch refusals enqueue nothing and say why") {

@@ -15,8 +15,7 @@ T* device_pointer(std::uint64_t address) {
   return reinterpret_cast<T*>(static_cast<std::uintptr_t>(address));
 }
 
-constexpr std::size_t kAlignment = 256;  // each workspace region starts on a 256-byte boundary
-constexpr int kMaxBatch = 65535;         // cuLaunchKernel's grid.z limit: the largest batch
+constexpr std::size_t kAlignment = 256;  // partial_lse starts on a 256-byte boundary
 constexpr float kLog2e = 1.4426950408889634f;
 
 }  // namespace
@@ -43,7 +42,6 @@ smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dim
   split.lse = device_pointer<float>(buffers.lse);
   split.partial_out = device_pointer<float>(buffers.partial_out);
   split.partial_lse = device_pointer<float>(buffers.partial_lse);
-  split.merge_counters = device_pointer<unsigned>(buffers.merge_counters);
   split.batch = dims.batch;
   split.n_local_heads = dims.local_heads;
   split.topk = dims.topk;
@@ -73,12 +71,7 @@ WorkspaceLayout workspace_layout(const DecodeDims& dims, const SplitPlan& plan) 
                            static_cast<std::size_t>(dims.local_heads) *
                            static_cast<std::size_t>(plan.num_splits);
   const std::size_t out_bytes = rows * static_cast<std::size_t>(smla::kLatentDim) * sizeof(float);
-  const auto align = [](std::size_t bytes) {
-    return (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  };
-  layout.partial_out_offset = align(static_cast<std::size_t>(kMaxBatch) *
-                                    static_cast<std::size_t>(plan.head_groups) * sizeof(unsigned));
-  layout.partial_lse_offset = align(layout.partial_out_offset + out_bytes);
+  layout.partial_lse_offset = (out_bytes + kAlignment - 1) / kAlignment * kAlignment;
   layout.bytes = layout.partial_lse_offset + rows * sizeof(float);
   return layout;
 }

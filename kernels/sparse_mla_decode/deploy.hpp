@@ -36,7 +36,7 @@ struct SplitPlan {
 SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params);
 
 // The caller's device buffers, as addresses. `partial_out` / `partial_lse` are the split partials
-// and `merge_counters` the arrival counts of merge 1 (the workspace); unused with one split.
+// (the workspace); unused when the plan has one split.
 struct DecodeBuffers {
   std::uint64_t q = 0;        // [batch][local_heads][576] bf16
   std::uint64_t kv = 0;       // [tokens][row bytes]
@@ -45,7 +45,6 @@ struct DecodeBuffers {
   std::uint64_t lse = 0;      // [batch][local_heads] fp32
   std::uint64_t partial_out = 0;
   std::uint64_t partial_lse = 0;
-  std::uint64_t merge_counters = 0;
 };
 
 smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dims,
@@ -56,14 +55,9 @@ smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims&
 // The combine kernel's block size (combine.cuh is written for it).
 inline constexpr unsigned kCombineThreads = 128;
 
-// Workspace layout: the merge counters (u32 [65535][head groups], a fixed region so that launches
-// at every batch find their counters at the same bytes) at offset 0, then partial_out (fp32
-// [batch][heads][splits][512]) and partial_lse (fp32 [batch][heads][splits]), each on a 256-byte
-// boundary. 0 bytes when the plan has one split. Configs with merge 1 need the counters zero
-// before their first launch and leave them zero: allocate the workspace zeroed, or zero it once
-// (tunedb.torch.workspace() does).
+// Workspace layout: partial_out (fp32 [batch][heads][splits][512]) at offset 0, then partial_lse
+// (fp32 [batch][heads][splits]) at the next 256-byte boundary. 0 when the plan has one split.
 struct WorkspaceLayout {
-  std::size_t partial_out_offset = 0;
   std::size_t partial_lse_offset = 0;
   std::size_t bytes = 0;
 };

@@ -86,9 +86,6 @@ DeviceProblem make_device_problem(const UtilityKernels& utility, const InputSpec
                                            what + " (partials)");
   problem.partial_lse =
       cuda::DeviceBuffer(heads_total * splits * sizeof(float), what + " (partial lse)");
-  // One counter per (batch item, head group): head groups <= local heads.
-  problem.merge_counters = cuda::DeviceBuffer(heads_total * sizeof(unsigned), what + " (merge)");
-  problem.merge_counters.fill_u32(0u, stream);
   problem.ref_out =
       cuda::DeviceBuffer(heads_total * smla::kLatentDim * sizeof(float), what + " (ref out)");
   problem.ref_lse = cuda::DeviceBuffer(heads_total * sizeof(float), what + " (ref lse)");
@@ -118,7 +115,6 @@ void poison_outputs(const DeviceProblem& problem, CUstream stream) {
   problem.lse.fill_u32(0x7fc00001u, stream);
   problem.partial_out.fill_u32(0x7fc00001u, stream);
   problem.partial_lse.fill_u32(0x7fc00001u, stream);
-  problem.merge_counters.fill_u32(0u, stream);
 }
 
 }  // namespace tuner::smla_family

@@ -41,8 +41,7 @@ struct DeviceProblem {
   cuda::DeviceBuffer lse;      // [batch][n_local_heads] fp32
   cuda::DeviceBuffer partial_out;
   cuda::DeviceBuffer partial_lse;
-  cuda::DeviceBuffer merge_counters;  // merge 1: [batch][head groups] arrivals, kept zero
-  cuda::DeviceBuffer ref_out;         // fp32 reference output
+  cuda::DeviceBuffer ref_out;  // fp32 reference output
   cuda::DeviceBuffer ref_lse;
   float softmax_scale = 0.f;
 
@@ -58,8 +57,7 @@ DeviceProblem make_device_problem(const UtilityKernels& utility, const InputSpec
 void redraw_inputs(const UtilityKernels& utility, DeviceProblem& problem, std::uint64_t seed,
                    CUstream stream);
 
-// Fills outputs and partials with NaN bit patterns so that unwritten elements fail the check, and
-// zeroes the merge counters (a launch that faulted mid-way could have left arrivals behind).
+// Fills outputs and partials with NaN bit patterns so that unwritten elements fail the check.
 void poison_outputs(const DeviceProblem& problem, CUstream stream);
 
 }  // namespace tuner::smla_family

@@ -45,21 +45,16 @@ void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
   const DecodeDims dims{shape.batch, shape.n_local_heads(), shape.topk};
   const SplitPlan plan{geometry.head_groups, geometry.requested_splits, geometry.num_splits,
                        geometry.tokens_per_split};
-  const DecodeBuffers buffers{problem.q.get(),
-                              problem.kv.get(),
-                              problem.index_set(index_set),
-                              problem.out.get(),
-                              problem.lse.get(),
-                              problem.partial_out.get(),
-                              problem.partial_lse.get(),
-                              problem.merge_counters.get()};
+  const DecodeBuffers buffers{
+      problem.q.get(),   problem.kv.get(),          problem.index_set(index_set), problem.out.get(),
+      problem.lse.get(), problem.partial_out.get(), problem.partial_lse.get()};
   smla::SplitParams split = pack_split(buffers, dims, plan, problem.softmax_scale);
   void* split_args[] = {&split};
   cuda::launch(kernels.split,
                {geometry.split_grid[0], geometry.split_grid[1], geometry.split_grid[2]},
                {geometry.split_threads, 1, 1}, geometry.split_smem_bytes, stream, split_args,
                context_of(kernels) + " split");
-  if (!geometry.runs_combine() || kernels.config.merge != 0) return;
+  if (!geometry.runs_combine()) return;
   smla::CombineParams combine = pack_combine(buffers, dims, plan);
   void* combine_args[] = {&combine};
   cuda::launch(kernels.combine,

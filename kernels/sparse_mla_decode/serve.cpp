@@ -19,7 +19,6 @@ constexpr int kCombine = 2;
 constexpr int kBlockT = 0;
 constexpr int kBlockH = 1;
 constexpr int kTargetCtas = 2;
-constexpr int kMerge = 3;  // 0 or 1; absent (configs frozen before merge existed) reads 0
 
 constexpr int kMaxGridY = 65535;  // grid.y and grid.z limits of cuLaunchKernel
 
@@ -76,13 +75,6 @@ BoundConfig bind(const std::function<const BoundKernel*(std::string_view)>& kern
     }
     bound.values[slot] = *found;
   }
-  const std::optional<std::int64_t> merge = value("merge");
-  if (merge && *merge != 0 && *merge != 1) {
-    throw std::runtime_error(std::string(kFamilyName) +
-                             " config has merge outside 0|1: the frozen DB is not one this "
-                             "launcher reads");
-  }
-  bound.values[kMerge] = merge.value_or(0);
   return bound;
 }
 
@@ -122,9 +114,7 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
   const bool fp8 = planned.shape.kv_format == KvFormat::fp8_ds_mla;
   const BoundKernel& split = config.kernels[fp8 ? kSplitFp8 : kSplitBf16];
   const BoundKernel& combine = config.kernels[kCombine];
-  // merge 1: the split kernel's last CTA merges the splits (the workspace's counters).
-  const bool runs_combine = planned.plan.runs_combine() && config.values[kMerge] == 0;
-  if (split.function == nullptr || (runs_combine && combine.function == nullptr)) {
+  if (split.function == nullptr || (planned.plan.runs_combine() && combine.function == nullptr)) {
     return refuse(ServeStatus::no_kernel, "the frozen cubin has no kernel for this kv_format");
   }
   const DecodeBuffers buffers{given.q,
@@ -132,9 +122,8 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
                               given.indices,
                               given.out,
                               given.lse,
-                              given.workspace + layout.partial_out_offset,
-                              given.workspace + layout.partial_lse_offset,
-                              given.workspace};
+                              given.workspace,
+                              given.workspace + layout.partial_lse_offset};
   smla::SplitParams split_params =
       pack_split(buffers, planned.dims, planned.plan, given.softmax_scale);
   void* split_args[] = {&split_params};
@@ -142,7 +131,7 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
       launch_kernel(split.function, static_cast<unsigned>(planned.plan.num_splits),
                     static_cast<unsigned>(planned.plan.head_groups), static_cast<unsigned>(batch),
                     split.block_threads, split.dynamic_smem, stream, split_args);
-  if (result == CUDA_SUCCESS && runs_combine) {
+  if (result == CUDA_SUCCESS && planned.plan.runs_combine()) {
     smla::CombineParams combine_params = pack_combine(buffers, planned.dims, planned.plan);
     void* combine_args[] = {&combine_params};
     result = launch_kernel(combine.function, static_cast<unsigned>(planned.dims.local_heads),

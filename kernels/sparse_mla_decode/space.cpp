@@ -6,11 +6,15 @@ namespace tuner::smla_family {
 
 const std::vector<Parameter>& parameter_space() {
   static const std::vector<Parameter> space = {
-      {"block_t", {16, 32, 64}, false}, {"block_h", {16, 32, 64}, false},
-      {"num_warps", {2, 4, 8}, false},  {"num_stages", {1, 2, 3, 4, 6, 8}, false},
-      {"mma_path", {0, 1, 2}, false},   {"producers", {0, 1, 2}, false},
-      {"kv_unpack", {0, 1, 2}, false},  {"ctas_per_sm", {1, 2, 3}, false},
-      {"merge", {0, 1}, false},         {"target_ctas", {128, 256, 512, 1024}, true},
+      {"block_t", {16, 32, 64}, false},
+      {"block_h", {16, 32, 64}, false},
+      {"num_warps", {2, 4, 8}, false},
+      {"num_stages", {1, 2, 3, 4, 6, 8}, false},
+      {"mma_path", {0, 1, 2}, false},
+      {"producers", {0, 1, 2}, false},
+      {"kv_unpack", {0, 1, 2}, false},
+      {"ctas_per_sm", {1, 2, 3}, false},
+      {"target_ctas", {128, 256, 512, 1024}, true},
   };
   return space;
 }
@@ -35,7 +39,6 @@ KernelConfig from_config(const Config& config) {
                       value_or(config, "producers", 0),
                       value_or(config, "kv_unpack", 0),
                       value_or(config, "ctas_per_sm", 1),
-                      value_or(config, "merge", 0),
                       config.at("target_ctas")};
 }
 
@@ -48,7 +51,6 @@ Config to_config(const KernelConfig& config) {
                  {"producers", config.producers},
                  {"kv_unpack", config.kv_unpack},
                  {"ctas_per_sm", config.ctas_per_sm},
-                 {"merge", config.merge},
                  {"target_ctas", config.target_ctas}}};
 }
 
@@ -58,8 +60,7 @@ std::string split_kernel_name(const KernelConfig& config, KvFormat kv_format) {
            std::to_string(config.block_h) + ", " + std::to_string(config.num_warps) + ", " +
            std::to_string(config.num_stages) + ", " + std::to_string(static_cast<int>(kv_format)) +
            ", " + std::to_string(config.mma_path) + ", " + std::to_string(config.producers) + ", " +
-           std::to_string(config.kv_unpack) + ", " + std::to_string(config.ctas_per_sm) + ", " +
-           std::to_string(config.merge) + ">";
+           std::to_string(config.kv_unpack) + ", " + std::to_string(config.ctas_per_sm) + ">";
   }
   return "sparse_mla_decode_split<" + std::to_string(config.block_t) + ", " +
          std::to_string(config.block_h) + ", " + std::to_string(config.num_warps) + ", " +
@@ -87,10 +88,6 @@ std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
   if (config.mma_path == 0) {
     if (config.producers > 0) return "producer warps need a pipelined path (mma_path 1 or 2)";
     if (config.ctas_per_sm > 1) return "the seeds' kernel (mma_path 0) keeps its launch bound of 1";
-    if (config.merge != 0) {
-      return "merge 1 (the last split CTA merges) is a pipelined-path option (mma_path 1 or 2); "
-             "the seeds' kernel keeps its combine kernel";
-    }
     return {};
   }
   if (config.mma_path == 2 && kv_format == KvFormat::bf16) {

@@ -19,13 +19,12 @@ struct KernelConfig {
   int producers = 0;      // producer warps (bulk copies + mbarriers); 0: consumers copy
   int kv_unpack = 0;      // smla::KvUnpack: e4m3 -> f16 by cvt (0), bits (1), bits for V only (2)
   int ctas_per_sm = 1;    // the launch bound's minimum of resident CTAs (registers follow)
-  int merge = 0;          // who merges the splits: 0 the combine kernel, 1 the last split CTA
   int target_ctas = 512;  // launch-only: drives the split count
   bool operator==(const KernelConfig& other) const = default;
 };
 
 // BLOCK_T {16,32,64}, BLOCK_H {16,32,64}, NUM_WARPS {2,4,8}, NUM_STAGES {1,2,3,4,6,8},
-// MMA_PATH {0,1,2}, PRODUCERS {0,1,2}, KV_UNPACK {0,1,2}, CTAS_PER_SM {1,2,3}, MERGE {0,1},
+// MMA_PATH {0,1,2}, PRODUCERS {0,1,2}, KV_UNPACK {0,1,2}, CTAS_PER_SM {1,2,3},
 // TARGET_CTAS {128,256,512,1024} (launch-only).
 const std::vector<Parameter>& parameter_space();
 
@@ -33,8 +32,8 @@ const std::vector<Parameter>& parameter_space();
 // shared memory), no producer warps, TARGET_CTAS 512.
 KernelConfig default_config();
 
-// Configs stored before mma_path/producers/kv_unpack/ctas_per_sm/merge existed read as
-// 0/0/0/1/0: the kernel they measured.
+// Configs stored before mma_path/producers/kv_unpack/ctas_per_sm existed read as 0/0/0/1: the
+// kernel they measured.
 KernelConfig from_config(const Config& config);
 Config to_config(const KernelConfig& config);
 

@@ -5,14 +5,13 @@
 namespace smla {
 
 struct SplitParams {
-  const unsigned short* q;   // [batch][n_local_heads][576] bf16
-  const unsigned char* kv;   // [num_tokens][row bytes]; byte offsets are 64-bit
-  const int* indices;        // [batch][topk] flat token ids, -1 = invalid
-  unsigned short* out;       // [batch][n_local_heads][512] bf16, written when num_splits == 1
-  float* lse;                // [batch][n_local_heads], natural log, written when num_splits == 1
-  float* partial_out;        // [batch][n_local_heads][num_splits][512] fp32, already normalized
-  float* partial_lse;        // [batch][n_local_heads][num_splits]
-  unsigned* merge_counters;  // merge 1: [batch][head groups] arrivals, zero between launches
+  const unsigned short* q;  // [batch][n_local_heads][576] bf16
+  const unsigned char* kv;  // [num_tokens][row bytes]; byte offsets are 64-bit
+  const int* indices;       // [batch][topk] flat token ids, -1 = invalid
+  unsigned short* out;      // [batch][n_local_heads][512] bf16, written when num_splits == 1
+  float* lse;               // [batch][n_local_heads], natural log, written when num_splits == 1
+  float* partial_out;       // [batch][n_local_heads][num_splits][512] fp32, already normalized
+  float* partial_lse;       // [batch][n_local_heads][num_splits]
   int batch;
   int n_local_heads;
   int topk;

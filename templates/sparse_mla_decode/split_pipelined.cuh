@@ -6,7 +6,6 @@
 // empty per stage), so consumers never wait on a block-wide barrier in the token loop: one
 // consumer-only barrier per tile publishes the scores. Without producer warps the consumers issue
 // 16-byte cp.async copies themselves (two block barriers per tile).
-#include "sparse_mla_decode/combine.cuh"
 #include "sparse_mla_decode/pipelined_pv.cuh"
 #include "sparse_mla_decode/split.cuh"
 
@@ -232,45 +231,12 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
   }
 }
 
-// merge 1: the split CTA of a (batch item, head group) that finishes last merges every split's
-// partial into the output, so no combine kernel runs (its launch and its DRAM round trip of the
-// partials cost ~7.6 us at batch 64 and 128 on the H200). Each CTA's partial stores are made
-// device-visible before its arrival is counted; the last arrival resets the counter to zero for
-// the next launch (the workspace starts zeroed: deploy.hpp).
-template <int BLOCK_H, int NUM_WARPS>
-__device__ __forceinline__ void merge_if_last(const smla::SplitParams& p, unsigned* flag,
-                                              int batch_item, int first_head) {
-  constexpr int kConsumerThreads = NUM_WARPS * 32;
-  __threadfence();
-  ptx::named_barrier_sync(1, kConsumerThreads);
-  if (threadIdx.x == 0) {
-    unsigned* counter = p.merge_counters + batch_item * gridDim.y + blockIdx.y;
-    const unsigned arrived = atomicAdd(counter, 1u) + 1u;
-    const bool last = arrived == gridDim.x;
-    if (last) *counter = 0u;  // every other split has arrived: nobody else touches it this launch
-    *flag = last ? 1u : 0u;
-  }
-  ptx::named_barrier_sync(1, kConsumerThreads);
-  if (*flag == 0u) return;
-  __threadfence();  // the other splits' partials, published before their arrivals, are visible
-  // 128 threads per head row (4 dims each); with 8 consumer warps two rows at a time.
-  constexpr int kRowThreads = kConsumerThreads < 128 ? kConsumerThreads : 128;
-  constexpr int kRowsAtOnce = kConsumerThreads / kRowThreads;
-  const int thread = static_cast<int>(threadIdx.x) % kRowThreads;
-  for (int h = static_cast<int>(threadIdx.x) / kRowThreads;
-       h < BLOCK_H && first_head + h < p.n_local_heads; h += kRowsAtOnce) {
-    const long long bh = static_cast<long long>(batch_item) * p.n_local_heads + first_head + h;
-    smla::merge_splits<kRowThreads>(p.partial_out, p.partial_lse, p.out, p.lse, bh, p.num_splits,
-                                    thread);
-  }
-}
-
 }  // namespace smla_pipe
 
 // CTAS_PER_SM is the launch bound's minimum of resident CTAs: ptxas keeps registers to what that
 // many CTAs allow, so that smaller tiles run three CTAs per SM instead of two.
 template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
-          int PRODUCERS, int UNPACK, int CTAS_PER_SM, int MERGE>
+          int PRODUCERS, int UNPACK, int CTAS_PER_SM>
 __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     sparse_mla_decode_split_pipelined(const smla::SplitParams p) {
   static_assert(BLOCK_T % 16 == 0 && BLOCK_H % 16 == 0, "tiles are multiples of the mma shape");
@@ -378,11 +344,4 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
       p, acc, batch_item, first_head, split,
       smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f);
-  if constexpr (MERGE != 0) {
-    if (p.num_splits > 1) {
-      // The score buffer is free once every consumer has passed the merge's first barrier.
-      smla_pipe::merge_if_last<BLOCK_H, NUM_WARPS>(
-          p, reinterpret_cast<unsigned*>(smem + layout.scores_offset), batch_item, first_head);
-    }
-  }
 }

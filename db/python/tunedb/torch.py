@@ -49,12 +49,11 @@ def shape_text(kv_format: str, local_heads: int, topk: int, page_size: int = 64)
 
 def workspace(launcher: Launcher, q_heads: int, topk: int, max_batch: int,
               kv_format: str = "fp8_ds_mla", page_size: int = 64) -> torch.Tensor:
-    """A zeroed uint8 workspace on the launcher's device, large enough for every batch up to
-    max_batch (allocate it once, before capture). Zeroed because configs that merge their splits
-    in the split kernel (merge 1) count arrivals in it; every launch leaves the counters zero."""
+    """A uint8 workspace on the launcher's device, large enough for every batch up to
+    max_batch (allocate it once, before capture)."""
     size = launcher.workspace_bytes(SPARSE_MLA_DECODE,
                                     shape_text(kv_format, q_heads, topk, page_size), max_batch)
-    return torch.zeros(max(size, 1), dtype=torch.uint8, device="cuda:%d" % launcher.device)
+    return torch.empty(max(size, 1), dtype=torch.uint8, device="cuda:%d" % launcher.device)
 
 
 def kv_format_of(kv) -> str:
