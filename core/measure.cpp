@@ -153,6 +153,14 @@ Timing time_graph(const Enqueue& enqueue, cuda::Stream& stream, const MeasureOpt
   return timing;
 }
 
+MeasureOptions screen_options(MeasureOptions full, int replays) {
+  full.warmup_replays = 1;
+  full.min_samples = replays;
+  full.max_samples = replays;
+  full.launch_spread_replays = 0;
+  return full;
+}
+
 void check_memory_covers_l2(double footprint_bytes, long long l2_bytes, const std::string& option) {
   const double wanted = kL2Factor * static_cast<double>(l2_bytes);
   if (footprint_bytes < wanted) {

@@ -66,6 +66,11 @@ struct MeasureOptions {
   std::function<void(CUstream)> before_replay;
 };
 
+// The batch search's screen: the same L2-safe graph as `full`, one warm-up replay and `replays`
+// timed replays (no time cap, no target spread), no per-launch quantiles. A ranking of candidates,
+// several times cheaper than the full protocol; the winner rule never compares screens.
+MeasureOptions screen_options(MeasureOptions full, int replays);
+
 // Enqueues launch number `launch` (0 .. launches_per_graph-1) on `stream`. Must be capturable.
 using Enqueue = std::function<void(int launch, CUstream stream)>;
 

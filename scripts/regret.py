@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Regret, measured: how much slower the tuned answer is than the best config at a batch.
 
-An oracle DB holds an exhaustive sweep (`tuner sweep --exhaustive --db ORACLE --batches ...`) of
-the same problem on the same device: every config measured at every batch it names. Both checks
-read the configs' first-pass medians there (one measurement pass, so both sides carry the same
-noise):
+An oracle DB holds a sweep of the same problem on the same device in which every config was
+measured at every batch it names, all under one protocol: `tuner sweep --db ORACLE --batches ...
+--search-margin 1000 --search-keep 100000` (nothing skipped; each config screened with
+`--screen-replays N` replays of the L2-safe graph, or timed in full with `--screen-replays 0`), or
+`--exhaustive`. Both checks read the configs' first-pass medians there (one pass, so both sides
+carry the same noise); an oracle mixing protocols (measure_env) for one problem is refused:
 
   search   for each batch of the oracle that the searched DB tuned: the searched sweep's winner
            vs the oracle's best at that batch (the batch search's regret);
@@ -13,10 +15,11 @@ noise):
            oracle's best (the bucket rule's regret).
 
 Usage:
-  regret.py search --tuned TUNED.db --oracle ORACLE.db [--max-regret 2]
-  regret.py bucket --tuned TUNED.db --oracle ORACLE.db [--max-regret 3]
+  regret.py search --tuned TUNED.db --oracle ORACLE.db [--max-regret 2] [--min-batches 12]
+  regret.py bucket --tuned TUNED.db --oracle ORACLE.db [--max-regret 3] [--min-batches 20]
 Prints one row per batch and a last line `<check>: worst regret X% at batch B (N batches)`.
-Exit codes: 0 every regret within --max-regret, 1 some above it, 2 bad input.
+Exit codes: 0 every regret within --max-regret over at least --min-batches batches, 1 some above
+it (or fewer batches compared), 2 bad input.
 """
 import argparse
 import os
@@ -40,17 +43,23 @@ def connect(path):
 
 def oracle_medians(oracle):
     """{(family, shape, budget_arch, device): {batch: {params_json: median_us}}} of measured
-    first-pass trials (stage measure), the latest per key."""
+    first-pass trials (stage measure), the latest per key, and {key: measure_env}."""
     rows = oracle.execute(
         "SELECT p.family, p.shape, t.budget_arch, t.device_name, p.batch, t.params_json, "
-        "t.median_us FROM trials t JOIN problems p ON p.id = t.problem_id "
+        "t.median_us, t.measure_env FROM trials t JOIN problems p ON p.id = t.problem_id "
         "WHERE t.stage = 'measure' AND t.fate = 'measured' ORDER BY t.id")
-    found = {}
-    for family, shape, arch, device, batch, params, median in rows:
-        found.setdefault((family, shape, arch, device), {}).setdefault(batch, {})[params] = median
+    found, envs = {}, {}
+    for family, shape, arch, device, batch, params, median, env in rows:
+        key = (family, shape, arch, device)
+        found.setdefault(key, {}).setdefault(batch, {})[params] = median
+        envs.setdefault(key, set()).add(env)
     if not found:
         fail("the oracle DB holds no measured trials: run `tuner sweep --exhaustive` into it")
-    return found
+    for key, seen in envs.items():
+        if len(seen) > 1:
+            fail(f"the oracle's first passes of {key[0]} {key[1]} mix protocols ({sorted(seen)}): "
+                 "sweep the oracle into a fresh DB with one --screen-replays setting")
+    return found, {key: next(iter(seen)) for key, seen in envs.items()}
 
 
 def tuned_winners(tuned, key):
@@ -103,14 +112,18 @@ def main():
     parser.add_argument("--tuned", required=True, help="the searched tuning store")
     parser.add_argument("--oracle", required=True, help="a store of an exhaustive sweep")
     parser.add_argument("--max-regret", type=float, default=None, help="percent (2 / 3)")
+    parser.add_argument("--min-batches", type=int, default=1,
+                        help="fail unless at least this many batches were compared")
     args = parser.parse_args()
     limit = args.max_regret if args.max_regret is not None else (2.0 if args.check == "search" else 3.0)
     tuned = connect(args.tuned)
     worst = (None, None)
     count = 0
     print(f"{'batch':>6} {'how':>16} {'tuned_us':>10} {'best_us':>9} {'regret':>8}  config")
-    for key, batches in oracle_medians(connect(args.oracle)).items():
-        print(f"# {key[0]} {key[1]} budget {key[2]} on {key[3]}")
+    medians, envs = oracle_medians(connect(args.oracle))
+    for key, batches in medians.items():
+        print(f"# {key[0]} {key[1]} budget {key[2]} on {key[3]}; oracle protocol: "
+              f"{envs[key] or 'not recorded'}")
         rows = (search_rows(tuned, key, batches) if args.check == "search"
                 else bucket_rows(args.tuned, tuned, key, batches))
         for batch, params, medians, how in rows:
@@ -123,7 +136,10 @@ def main():
              "tuned in the tuned DB")
     print(f"{args.check}: worst regret {worst[0]:.2f}% at batch {worst[1]} ({count} batches)"
           if worst[0] is not None else f"{args.check}: no config found in the oracle")
-    sys.exit(0 if worst[0] is not None and worst[0] <= limit else 1)
+    if count < args.min_batches:
+        print(f"{args.check}: only {count} batches compared, fewer than --min-batches "
+              f"{args.min_batches}")
+    sys.exit(0 if worst[0] is not None and worst[0] <= limit and count >= args.min_batches else 1)
 
 
 if __name__ == "__main__":

@@ -96,11 +96,16 @@ TEST_CASE("a faulting candidate is retried, recorded as a fault, and the sweep f
   CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE fate = 'measured'") > 1);
   CHECK(count(db, "SELECT COUNT(*) FROM winners WHERE batch = 1") == 1);
   CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'retime' AND fate = 'measured'") >= 1);
-  // Timing protocol 2: every timing carries its per-launch quantiles around its median.
+  // Timing protocol 2: every full-protocol timing (the finalists' re-timings) carries its
+  // per-launch quantiles around its median; the search's screens say so and carry none.
   CHECK(count(db,
-              "SELECT COUNT(*) FROM trials WHERE fate = 'measured' AND stage <> 'plan' AND NOT ("
+              "SELECT COUNT(*) FROM trials WHERE fate = 'measured' AND stage = 'retime' AND NOT ("
               "measure_env LIKE '%protocol 2' AND launch_p10_us > 0 AND launch_p10_us <= "
               "median_us AND median_us <= launch_p90_us)") == 0);
+  CHECK(count(db,
+              "SELECT COUNT(*) FROM trials WHERE fate = 'measured' AND stage = 'measure' AND NOT ("
+              "measure_env LIKE '%protocol 2, screen 4' AND launch_p10_us IS NULL AND reason "
+              "LIKE '%screened: 1 warm-up + 4 timed replays%')") == 0);
   CHECK(integrity_problems(db) == 0);
 }
 
@@ -196,12 +201,20 @@ TEST_CASE("the batch search measures anchors fully, skips with a reason elsewher
   CHECK(at(8, "t.fate = 'skipped_by_search'") == 1);  // only the candidate that faulted at 1
   CHECK(at(2, "t.fate = 'skipped_by_search'") > 0);
   CHECK(at(4, "t.fate = 'skipped_by_search'") > 0);
-  CHECK(at(2, "t.fate = 'measured'") <= 3 + 1 + 4);  // keep 3, the default, the batch below's 4
+  // keep 3, the default, the batch below's 4, and (anchors disagreeing) every launch-time
+  // variant of the 2 closest kernels
+  CHECK(at(2, "t.fate = 'measured'") <= 3 + 1 + 4 + 2 * 4);
   CHECK(at(2,
-           "t.fate = 'measured' AND t.reason LIKE 'timed (verified once per shape at "
-           "batches 1,8)'") == at(2, "t.fate = 'measured'"));
-  CHECK(at(8, "t.fate = 'measured' AND t.reason = 'verified and timed'") ==
+           "t.fate = 'measured' AND t.reason LIKE 'screened: %; verified once per shape at "
+           "batches 1,8'") == at(2, "t.fate = 'measured'"));
+  CHECK(at(8, "t.fate = 'measured' AND t.reason LIKE 'verified and screened: %'") ==
         at(8, "t.fate = 'measured'"));
+  // The winner rule compared full-protocol re-timings only: the winner has one at every batch.
+  CHECK(count(db,
+              "SELECT COUNT(*) FROM winners w JOIN problems p ON p.batch = w.batch AND p.shape = "
+              "w.shape WHERE NOT EXISTS (SELECT 1 FROM trials t WHERE t.problem_id = p.id AND "
+              "t.stage = 'retime' AND t.params_json = w.params_json AND t.reason LIKE "
+              "'timing protocol 2 in full%')") == 0);
   CHECK(at(4,
            "t.params_json LIKE '%test_fault%' AND t.fate = 'skipped_by_search' AND t.reason "
            "LIKE '%it failed at batch 1 in this sweep'") == 1);

@@ -51,6 +51,16 @@ double time_us(const Synthetic& config, int batch) {
   return config.overhead_us + config.per_item_us * rows_per_cta * waves * 8.0;
 }
 
+// The synthetic kernels: the configs of one variant differ only in their CTA target (a launch-time
+// parameter, as sparse MLA's TARGET_CTAS), so they share a group.
+tuner::ConfigGroups variant_groups() {
+  tuner::ConfigGroups groups;
+  for (const Synthetic& config : landscape()) {
+    groups[config.params] = config.params.substr(config.params.find("\"v\""));
+  }
+  return groups;
+}
+
 std::vector<std::string> all_params() {
   std::vector<std::string> params;
   for (const Synthetic& config : landscape()) params.push_back(config.params);
@@ -116,6 +126,50 @@ TEST_CASE("batch search: an anchor measures everything; elsewhere the margin rul
   CHECK(contains(wide.skipped.front().reason, "widened"));
 }
 
+TEST_CASE("batch search: disagreeing anchors widen to every launch-time variant of the nearest") {
+  // Three kernels, each with four launch-time variants (t1..t4); at anchor 8 kernel K1's t1 is
+  // best, at 64 kernel K2's t2: the anchors disagree. K1/t3 is 30 % behind at both anchors (the
+  // batch's waves may still favour it in between), K3 is far behind everywhere.
+  std::vector<std::string> configs;
+  tuner::ConfigGroups groups;
+  BatchTimings at8{8, {}};
+  BatchTimings at64{64, {}};
+  for (const std::string kernel : {"K1", "K2", "K3"}) {
+    for (const std::string variant : {"t1", "t2", "t3", "t4"}) {
+      const std::string params = kernel + "/" + variant;
+      configs.push_back(params);
+      groups[params] = kernel;
+      at8.median_us[params] = kernel == "K3" ? 50.0 : 13.0;
+      at64.median_us[params] = kernel == "K3" ? 250.0 : 65.0;
+    }
+  }
+  at8.median_us["K1/t1"] = 10.0;
+  at8.median_us["K2/t1"] = 10.5;
+  at64.median_us["K2/t2"] = 50.0;
+  at64.median_us["K1/t2"] = 51.0;
+  SearchPolicy policy;
+  policy.keep_top = 2;
+  policy.wide_margin = 0.05;
+  const std::vector<int> anchors{1, 8, 64, 512};
+  const BatchPick plain = tuner::pick_configs(48, configs, "K3/t1", anchors, {at8, at64}, policy);
+  CHECK(std::count(plain.measure.begin(), plain.measure.end(), "K1/t3") == 0);
+  const BatchPick wide =
+      tuner::pick_configs(48, configs, "K3/t1", anchors, {at8, at64}, policy, groups);
+  for (const std::string variant : {"t1", "t2", "t3", "t4"}) {
+    CHECK(std::count(wide.measure.begin(), wide.measure.end(), "K1/" + variant) == 1);
+    CHECK(std::count(wide.measure.begin(), wide.measure.end(), "K2/" + variant) == 1);
+  }
+  CHECK(std::count(wide.measure.begin(), wide.measure.end(), "K3/t2") == 0);  // not near
+  REQUIRE_FALSE(wide.skipped.empty());
+  CHECK(contains(wide.skipped.front().reason, "every launch-time variant"));
+  // Anchors that agree do not widen: the launch-time variants are not added.
+  BatchTimings agree = at64;
+  agree.median_us["K1/t1"] = 49.0;
+  const BatchPick narrow =
+      tuner::pick_configs(48, configs, "K3/t1", anchors, {at8, agree}, policy, groups);
+  CHECK(std::count(narrow.measure.begin(), narrow.measure.end(), "K1/t3") == 0);
+}
+
 TEST_CASE("batch search: a config that failed at an anchor is skipped, saying so") {
   const SearchPolicy policy;
   const BatchTimings at1{1, {{"a", 5}}};
@@ -132,34 +186,39 @@ TEST_CASE(
   const SearchPolicy policy;
   const std::vector<int> batches = tuner::cudagraph_batches(512);
   const std::vector<std::string> configs = all_params();
-  std::size_t measured = 0;
-  std::vector<int> visited;
-  const auto measure_batch = [&](int batch, const BatchPick& pick, bool verify) {
-    CAPTURE(batch);
-    visited.push_back(batch);
-    CHECK(verify == (batch == 1 || batch == 64 || batch == 512));
-    // Every config gets exactly one fate at every batch: measured or skipped_by_search.
-    std::set<std::string> seen(pick.measure.begin(), pick.measure.end());
-    for (const auto& skipped : pick.skipped) seen.insert(skipped.params_json);
-    CHECK(seen.size() == configs.size());
-    CHECK(pick.measure.size() + pick.skipped.size() == configs.size());
-    measured += pick.measure.size();
-    const BatchTimings found = measure(batch, pick.measure);
-    // Regret against the oracle: the best of all configs at this batch.
-    double oracle = 1e30;
-    for (const Synthetic& config : landscape()) oracle = std::min(oracle, time_us(config, batch));
-    double searched = 1e30;
-    for (const auto& [params, median] : found.median_us) searched = std::min(searched, median);
-    CHECK(searched <= oracle * 1.02);
-    return tuner::BatchOutcome{found, {}};
-  };
-  const tuner::SearchRun run =
-      tuner::run_batch_search(batches, configs, configs.front(), policy, false, measure_batch);
-  std::sort(visited.begin(), visited.end());
-  CHECK(visited == batches);
-  CHECK(run.verified == std::vector<int>{1, 64, 512});
-  CHECK(run.skipped == static_cast<int>(configs.size() * batches.size() - measured));
-  CHECK(measured < configs.size() * batches.size() * 4 / 10);
+  // With the launch-time groups (as the sweep passes them) and without.
+  for (const bool grouped : {true, false}) {
+    CAPTURE(grouped);
+    std::size_t measured = 0;
+    std::vector<int> visited;
+    const auto measure_batch = [&](int batch, const BatchPick& pick, bool verify) {
+      CAPTURE(batch);
+      visited.push_back(batch);
+      CHECK(verify == (batch == 1 || batch == 64 || batch == 512));
+      // Every config gets exactly one fate at every batch: measured or skipped_by_search.
+      std::set<std::string> seen(pick.measure.begin(), pick.measure.end());
+      for (const auto& skipped : pick.skipped) seen.insert(skipped.params_json);
+      CHECK(seen.size() == configs.size());
+      CHECK(pick.measure.size() + pick.skipped.size() == configs.size());
+      measured += pick.measure.size();
+      const BatchTimings found = measure(batch, pick.measure);
+      // Regret against the oracle: the best of all configs at this batch.
+      double oracle = 1e30;
+      for (const Synthetic& config : landscape()) oracle = std::min(oracle, time_us(config, batch));
+      double searched = 1e30;
+      for (const auto& [params, median] : found.median_us) searched = std::min(searched, median);
+      CHECK(searched <= oracle * 1.02);
+      return tuner::BatchOutcome{found, {}};
+    };
+    const tuner::SearchRun run =
+        tuner::run_batch_search(batches, configs, configs.front(), policy, false, measure_batch,
+                                grouped ? variant_groups() : tuner::ConfigGroups{});
+    std::sort(visited.begin(), visited.end());
+    CHECK(visited == batches);
+    CHECK(run.verified == std::vector<int>{1, 64, 512});
+    CHECK(run.skipped == static_cast<int>(configs.size() * batches.size() - measured));
+    CHECK(measured < configs.size() * batches.size() * 4 / 10);
+  }
 }
 
 TEST_CASE("batch search: a failed config is not measured again; --exhaustive measures all") {

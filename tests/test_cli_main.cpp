@@ -97,3 +97,21 @@ TEST_CASE("tuner bench --l2 accepts only sets, flush or none, before looking for
         std::string::npos);
   CHECK(outcome.output.find("'none' (the old, L2-unsafe protocol") != std::string::npos);
 }
+
+// Before any GPU work: the search's options are checked first, with or without a GPU.
+TEST_CASE("tuner sweep refuses bad screening and finalist options with exit 2, naming them") {
+  const TempDir dir;
+  const std::string sweep = "'" + kTunerBinary + "' sweep --db '" + (dir / "tuning.db").string() +
+                            "' --cache-dir '" + (dir / "cache").string() + "' ";
+  for (const auto& [option, named] :
+       {std::pair{"--screen-replays -1", "--screen-replays -1 is out of range"},
+        std::pair{"--screen-replays 201", "--screen-replays 201 is out of range"},
+        std::pair{"--finalist-margin 101", "--finalist-margin 101"},
+        std::pair{"--finalist-margin nan", "--finalist-margin nan"}}) {
+    CAPTURE(option);
+    const CommandResult outcome = run_with_stderr(sweep + option);
+    CHECK(outcome.exit_code == 2);
+    CHECK(outcome.output.find(named) != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "tuning.db"));
+  }
+}

@@ -129,3 +129,16 @@ TEST_CASE("L2 flush: twice the L2 in whole 4-byte words, refused without an L2")
   CHECK(tuner::l2_flush_bytes(5) == 12u);               // 10 bytes rounded up to 3 words
   CHECK_THROWS_WITH_AS(tuner::l2_flush_bytes(0), doctest::Contains("use --l2 sets"), InputError);
 }
+
+TEST_CASE("screen options: the same graph, one warm-up, a fixed number of replays, no quantiles") {
+  tuner::MeasureOptions full;
+  full.launches_per_graph = 221;  // the family's L2-safe count: a screen keeps it
+  const tuner::MeasureOptions screen = tuner::screen_options(full, 4);
+  CHECK(screen.launches_per_graph == 221);
+  CHECK(screen.warmup_replays == 1);
+  CHECK(screen.min_samples == 4);
+  CHECK(screen.max_samples == 4);
+  CHECK(screen.launch_spread_replays == 0);
+  CHECK(full.launch_spread_replays > 0);  // the full protocol's figures stay what they were
+  CHECK(full.min_samples > screen.min_samples);
+}

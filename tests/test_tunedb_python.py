@@ -315,11 +315,11 @@ class RegretScriptTest(FixtureTest):
         db.close()
         return oracle
 
-    def regret(self, check, oracle, limit):
+    def regret(self, check, oracle, limit, *more):
         env = dict(os.environ)
         return subprocess.run(
             [sys.executable, str(self.SCRIPT), check, "--tuned", str(self.dir / "store.db"),
-             "--oracle", str(oracle), "--max-regret", str(limit)],
+             "--oracle", str(oracle), "--max-regret", str(limit), *more],
             capture_output=True, text=True, env=env)
 
     def test_search_and_bucket_regret_against_the_oracle(self):
@@ -340,6 +340,21 @@ class RegretScriptTest(FixtureTest):
         self.assertIn("bucket -> 32", bucket.stdout)
         self.assertIn("bucket: worst regret 2.04% at batch 20 (1 batches)", bucket.stdout)
         self.assertEqual(self.regret("bucket", oracle, 2).returncode, 1)
+        # Fewer batches than asked for is a failure, said so, whatever the regret.
+        few = self.regret("search", oracle, 6, "--min-batches", "12")
+        self.assertEqual(few.returncode, 1, few.stdout + few.stderr)
+        self.assertIn("only 1 batches compared, fewer than --min-batches 12", few.stdout)
+
+    def test_an_oracle_mixing_protocols_is_bad_input(self):
+        oracle = self.make_oracle({8: {"{}": 20.0, '{"a":1}': 21.0}})
+        db = sqlite3.connect(oracle)
+        db.execute("UPDATE trials SET measure_env = 'protocol 2, screen 4' WHERE id = "
+                   "(SELECT MAX(id) FROM trials WHERE stage = 'measure')")
+        db.commit()
+        db.close()
+        result = self.regret("search", oracle, 2)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("mix protocols", result.stderr)
 
     def test_an_empty_oracle_is_bad_input(self):
         empty = self.make_oracle({})

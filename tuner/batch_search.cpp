@@ -81,9 +81,9 @@ std::string where_at(const BatchTimings& anchor, const std::string& params) {
   return text;
 }
 
-// The `most` configs of `eligible` nearest to a neighbouring anchor's best (by relative gap).
-std::set<std::string> closest(const std::set<std::string>& eligible,
-                              const std::vector<const BatchTimings*>& near, int most) {
+// `eligible` ordered by the relative gap to a neighbouring anchor's best, nearest first.
+std::vector<std::string> by_closeness(const std::set<std::string>& eligible,
+                                      const std::vector<const BatchTimings*>& near) {
   std::vector<std::pair<double, std::string>> scored;
   for (const std::string& params : eligible) {
     double gap = 1e30;
@@ -95,10 +95,43 @@ std::set<std::string> closest(const std::set<std::string>& eligible,
     scored.emplace_back(gap, params);
   }
   std::sort(scored.begin(), scored.end());
-  if (static_cast<int>(scored.size()) > most) scored.resize(static_cast<std::size_t>(most));
-  std::set<std::string> kept;
-  for (const auto& [gap, params] : scored) kept.insert(params);
-  return kept;
+  std::vector<std::string> order;
+  for (const auto& [gap, params] : scored) order.push_back(params);
+  return order;
+}
+
+// Adds to `keep` every config of `configs` in the groups of the first `most` groups met in
+// `order` (launch-time variants of the kernels nearest a neighbour's best). Returns the groups.
+int add_siblings(const std::vector<std::string>& order, const std::vector<std::string>& configs,
+                 const ConfigGroups& groups, int most, std::set<std::string>& keep) {
+  std::set<std::string> chosen;
+  for (const std::string& params : order) {
+    if (static_cast<int>(chosen.size()) >= most) break;
+    const auto group = groups.find(params);
+    if (group != groups.end()) chosen.insert(group->second);
+  }
+  for (const std::string& params : configs) {
+    const auto group = groups.find(params);
+    if (group != groups.end() && chosen.contains(group->second)) keep.insert(params);
+  }
+  return static_cast<int>(chosen.size());
+}
+
+// The keep rule in words, with its numbers (every skipped config's reason ends with it).
+std::string keep_rule(double margin, bool disagree, int sibling_groups,
+                      const SearchPolicy& policy) {
+  char rule[320];
+  std::snprintf(rule, sizeof rule,
+                "; kept: within %.0f%% of a neighbouring anchor's best (%s) or its %d fastest, "
+                "at most the %d closest; the %d fastest at the batch below; the default",
+                100.0 * margin, disagree ? "widened: their winners differ" : "their winners agree",
+                policy.keep_top, policy.max_keep, policy.keep_top);
+  std::string text = rule;
+  if (sibling_groups > 0) {
+    text += "; every launch-time variant (same compiled kernel) of the " +
+            std::to_string(sibling_groups) + " kernels closest to a neighbour's best";
+  }
+  return text;
 }
 
 }  // namespace
@@ -131,7 +164,8 @@ std::vector<int> search_order(const std::vector<int>& batches, const SearchPolic
 
 BatchPick pick_configs(int batch, const std::vector<std::string>& configs,
                        const std::string& default_params, const std::vector<int>& anchors,
-                       const std::vector<BatchTimings>& done, const SearchPolicy& policy) {
+                       const std::vector<BatchTimings>& done, const SearchPolicy& policy,
+                       const ConfigGroups& groups) {
   BatchPick pick;
   const std::vector<const BatchTimings*> near = neighbours(batch, anchors, done);
   if (std::binary_search(anchors.begin(), anchors.end(), batch) || near.empty()) {
@@ -151,21 +185,23 @@ BatchPick pick_configs(int batch, const std::vector<std::string>& configs,
       }
     }
   }
-  std::set<std::string> keep = closest(eligible, near, policy.max_keep);
+  const std::vector<std::string> order = by_closeness(eligible, near);
+  std::set<std::string> keep(
+      order.begin(),
+      order.begin() +
+          std::min<std::ptrdiff_t>(policy.max_keep, static_cast<std::ptrdiff_t>(order.size())));
+  // Between disagreeing anchors the split count's best value changes with the batch's waves.
+  const int sibling_groups =
+      disagree ? add_siblings(order, configs, groups, policy.sibling_groups, keep) : 0;
   keep.insert(default_params);
   if (const BatchTimings* before = previous(batch, anchors, done)) {
-    const auto order = ranked(*before);
-    for (std::size_t rank = 0; rank < order.size() && static_cast<int>(rank) < policy.keep_top;
+    const auto below = ranked(*before);
+    for (std::size_t rank = 0; rank < below.size() && static_cast<int>(rank) < policy.keep_top;
          ++rank) {
-      keep.insert(order[rank].second);
+      keep.insert(below[rank].second);
     }
   }
-  char rule[160];
-  std::snprintf(rule, sizeof rule,
-                "; kept: within %.0f%% of a neighbouring anchor's best (%s) or its %d fastest, "
-                "at most the %d closest; the %d fastest at the batch below; the default",
-                100.0 * margin, disagree ? "widened: their winners differ" : "their winners agree",
-                policy.keep_top, policy.max_keep, policy.keep_top);
+  const std::string rule = keep_rule(margin, disagree, sibling_groups, policy);
   for (const std::string& params : configs) {
     if (keep.contains(params)) {
       pick.measure.push_back(params);
@@ -182,7 +218,8 @@ BatchPick pick_configs(int batch, const std::vector<std::string>& configs,
 
 SearchRun run_batch_search(const std::vector<int>& batches, const std::vector<std::string>& configs,
                            const std::string& default_params, const SearchPolicy& policy,
-                           bool exhaustive, const MeasureBatch& measure_batch) {
+                           bool exhaustive, const MeasureBatch& measure_batch,
+                           const ConfigGroups& groups) {
   SearchRun run;
   run.anchors = exhaustive ? batches : anchor_batches(batches, policy);
   run.verified = exhaustive ? batches : verify_batches(run.anchors, policy);
@@ -202,7 +239,8 @@ SearchRun run_batch_search(const std::vector<int>& batches, const std::vector<st
                                             std::to_string(failed->second) + " in this sweep"});
       }
     }
-    BatchPick chosen = pick_configs(batch, alive, default_params, run.anchors, done, policy);
+    BatchPick chosen =
+        pick_configs(batch, alive, default_params, run.anchors, done, policy, groups);
     pick.measure = std::move(chosen.measure);
     pick.skipped.insert(pick.skipped.end(), chosen.skipped.begin(), chosen.skipped.end());
     run.skipped += static_cast<int>(pick.skipped.size());

@@ -14,8 +14,15 @@
 //      best at the neighbouring anchors below and above (or among the `keep_top` fastest there),
 //      at most `max_keep` of them (those closest to a neighbour's best), plus the default and the
 //      `keep_top` fastest at the nearest batch already done below.
-//      When the two neighbours' winners differ the landscape is changing between them, and the
-//      margin widens to `wide_margin`.
+//      When the two neighbours' winners differ the landscape is changing between them: the
+//      margin widens to `wide_margin`, and every launch-time variant of the `sibling_groups`
+//      kernels closest to a neighbour's best is measured too (configs of one compiled kernel
+//      that differ only in launch parameters, e.g. sparse MLA's TARGET_CTAS: the split count,
+//      whose best value follows the batch's wave quantization rather than the anchors; at
+//      batch 48 on the H200 both anchors 8 and 64 preferred other split counts, and the kept
+//      kernel's TARGET_CTAS 512 variant, 2.2 % faster there, was skipped).
+//   4. What the sweep does with a pick (tuner/finalists.hpp): a short screen of each, then the
+//      full timing protocol for the finalists only; the winner rule compares full timings.
 //   Every config not measured at a batch gets the fate skipped_by_search with the rule that
 //   skipped it, so the fate table stays complete. --exhaustive measures (and verifies) every
 //   config at every batch instead.
@@ -33,7 +40,12 @@ struct SearchPolicy {
   int keep_top = 4;           // and always the fastest few at each neighbour,
   int max_keep = 12;          // but at most this many of those (the closest to a best)
   int verify_batches = 3;     // anchors at which every config is verified
+  int sibling_groups = 2;     // kernels whose launch-time variants are all kept when widened
 };
+
+// params JSON -> its group: configs of one group differ only in launch-time parameters (the same
+// compiled kernel; the sweep passes the compile key). Empty: no config has siblings.
+using ConfigGroups = std::map<std::string, std::string>;
 
 // Medians (us) of the configs measured at one batch, by canonical params JSON.
 struct BatchTimings {
@@ -65,7 +77,8 @@ struct BatchPick {
 // every candidate's params JSON; `anchors` from anchor_batches.
 BatchPick pick_configs(int batch, const std::vector<std::string>& configs,
                        const std::string& default_params, const std::vector<int>& anchors,
-                       const std::vector<BatchTimings>& done, const SearchPolicy& policy);
+                       const std::vector<BatchTimings>& done, const SearchPolicy& policy,
+                       const ConfigGroups& groups = {});
 
 // What a sweep found at one batch: the medians of the configs it measured, and the configs that
 // failed there (wrong result, fault, compile failure: never measured again in this sweep).
@@ -89,6 +102,7 @@ struct SearchRun {
 // config, verified, at every batch when `exhaustive`), and hands each pick to `measure_batch`.
 SearchRun run_batch_search(const std::vector<int>& batches, const std::vector<std::string>& configs,
                            const std::string& default_params, const SearchPolicy& policy,
-                           bool exhaustive, const MeasureBatch& measure_batch);
+                           bool exhaustive, const MeasureBatch& measure_batch,
+                           const ConfigGroups& groups = {});
 
 }  // namespace tuner

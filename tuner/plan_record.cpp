@@ -27,6 +27,8 @@ void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
   const std::string& source_hash = family.source_hash();
   store.add_source(source_hash, plan.family);
   const std::int64_t problem_id = store.problem_id(plan_problem_key(plan));
+  std::vector<db::TrialRecord> trials;
+  trials.reserve(plan.rows.size());
   for (const PlanRow& row : plan.rows) {
     db::TrialRecord trial;
     trial.run_id = run_id;
@@ -53,8 +55,9 @@ void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
       trial.blocks_per_sm = occupancy->blocks_per_sm;
       trial.occupancy_limiter = std::string(to_string(occupancy->limiter));
     }
-    store.record_trial(trial);
+    trials.push_back(std::move(trial));
   }
+  store.record_trials(trials);  // one transaction: a plan has ~50 000 rows
 }
 
 }  // namespace tuner

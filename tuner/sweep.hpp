@@ -1,5 +1,6 @@
 #pragma once
-// `tuner sweep`: plan, then verify and time every survivor at every batch size in a worker process,
+// `tuner sweep`: plan, then verify and time the survivors the batch search picks at every batch
+// size in a worker process (a short screen each; the finalists in the full timing protocol),
 // committing each trial as it finishes, and pick per batch a winner that beats the default beyond
 // the measured noise. Resumable: trials already in the DB for the same source, archs and device are
 // not measured again (unless forced), and a batch whose winner is recorded is skipped.
@@ -37,10 +38,15 @@ struct SweepRequest {
   std::string devices;
   bool force = false;
   std::string cache_dir;
-  int finalists = 3;        // fastest configs re-timed side by side with the default
-  int final_rounds = 3;     // interleaved re-timing rounds
-  double memory_gib = 1.0;  // input footprint (the KV cache, the GEMM operands): >= 4x the L2
-  int min_launches = 32;    // per timing graph at least; the family adds more for the L2
+  int finalists = 3;     // fastest configs re-timed side by side with the default, at most
+  int final_rounds = 3;  // interleaved full-protocol re-timing rounds
+  // The batch search's first pass: this many timed replays of the L2-safe graph after one warm-up
+  // (a ranking, recorded as such); 0: the full protocol for every measurement. --exhaustive,
+  // shards and several GPUs always time in full.
+  int screen_replays = 4;
+  double finalist_margin = 0.02;  // between anchors: finalists screened within this of the best
+  double memory_gib = 1.0;        // input footprint (the KV cache, the GEMM operands): >= 4x the L2
+  int min_launches = 32;          // per timing graph at least; the family adds more for the L2
   bool inject_fault_candidate = false;  // test-only: adds a candidate that writes out of bounds
   // --shard i/N: measure only this slice of the (shape, batch, config) items and record no
   // winners (tuner merge decides them from all shards' trials).
@@ -60,6 +66,7 @@ struct SweepBatchSummary {
   int measured_now = 0;
   int skipped_by_search = 0;  // configs the batch search left unmeasured here
   bool verified = false;      // configs were verified at this batch (else timed only)
+  int finalists = 0;          // configs timed in full against each other (the default included)
 };
 
 struct SweepSummary {
@@ -70,6 +77,9 @@ struct SweepSummary {
   int transients = 0;  // failed twice by timeout or out of memory: retried by the next sweep
   int wrong_results = 0;
   int skipped_by_search = 0;        // (config, batch) pairs recorded as skipped_by_search
+  int screens = 0;                  // first passes that were screens (0 without the search)
+  int screen_replays = 0;           // timed replays per screen (0: no screening)
+  int full_timings = 0;             // full-protocol timings of finalists (rounds counted)
   std::vector<int> anchors;         // batches where every config was measured
   std::vector<int> verify_batches;  // batches where configs were verified
   double copy_gbs = 0.0;
@@ -81,6 +91,7 @@ struct SweepSummary {
   double worker_compile_s = 0.0;
   double verify_s = 0.0;
   double timing_s = 0.0;
+  double screen_s = 0.0;  // the part of timing_s spent screening (the rest: the full protocol)
   double search_s = 0.0;  // deciding what to measure (the batch search's own overhead)
   double wall_s = 0.0;
 };

@@ -69,9 +69,12 @@ class Worker {
     MeasureOptions options;
     // The family sized the graph for this batch and this device's L2 (protocol 2).
     options.launches_per_graph = session_.launches_per_graph();
+    const int screen_replays = request.value("screen_replays", 0);
+    if (screen_replays > 0) options = screen_options(options, screen_replays);
     std::vector<double> samples;
     const Timing timing = time_graph(launch, stream_, options, &samples);
     answer["time_ms"] = milliseconds(timing_began, std::chrono::steady_clock::now());
+    answer["protocol"] = screen_replays > 0 ? "screen" : "full";
     answer["median_us"] = timing.median_us;
     answer["p10_us"] = timing.p10_us;
     answer["p90_us"] = timing.p90_us;

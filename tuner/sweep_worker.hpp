@@ -5,8 +5,10 @@
 //   {"op":"setup","family":F,"shape":"canonical","device":0,"cache_dir":D,"memory_gib":1,
 //    "min_launches":32}                                -> {"status":"ok"}
 //   {"op":"info"} -> device name, arch, driver, L2 bytes, copy bandwidth
-//   {"op":"measure","params":{..},"batch":B,"seed":S,"verify":true} -> fate + figures (median,
-//    p10/p90 of replay means, per-launch p10/p90, the launches per graph the family chose)
+//   {"op":"measure","params":{..},"batch":B,"seed":S,"verify":true,"screen_replays":0} -> fate +
+//    figures (median, p10/p90 of replay means, per-launch p10/p90, the launches per graph the
+//    family chose, "protocol": "full", or "screen" when screen_replays > 0: core/measure.hpp's
+//    screen_options, no per-launch quantiles)
 // A sticky CUDA error is answered as a fault and the worker exits: its context is gone.
 #include <iosfwd>
 #include <nlohmann/json.hpp>

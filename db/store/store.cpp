@@ -326,6 +326,36 @@ void check_trial(const TrialRecord& trial) {
           what + "a measured trial needs median_us");
 }
 
+// The INSERT every trial goes through (reused, reset, by Store::record_trials).
+Statement prepare_trial_insert(const Connection& connection) {
+  return connection.prepare(std::string("INSERT INTO trials (") + kTrialColumns + ") VALUES (" +
+                            placeholders(kTrialColumnCount) + ")");
+}
+
+// Inserts `row` (canonical params) with `insert`; a constraint error names the row and the fix.
+void insert_trial(Statement& insert, const TrialRecord& row, const std::string& path) {
+  bind_trial(insert, row);
+  try {
+    insert.run();
+  } catch (const DbError& error) {
+    if (error.code() == SQLITE_CONSTRAINT_UNIQUE) {
+      throw error.with_context(
+          "a measured trial with this resume key is already stored (problem " +
+          std::to_string(row.problem_id) + ", params " + row.params_json + ", source " +
+          row.source_hash + ", " + row.budget_arch + " on " + row.device_name.value_or("") +
+          "): skip it when resuming, or re-measure with --force (OnDuplicate::replace)");
+    }
+    if (error.code() == SQLITE_CONSTRAINT_FOREIGNKEY) {
+      throw error.with_context("the trial names run " + std::to_string(row.run_id) + ", problem " +
+                               std::to_string(row.problem_id) + " or source " + row.source_hash +
+                               " that " + path +
+                               " does not hold: call begin_run, problem_id and add_source first");
+    }
+    throw;
+  }
+  insert.reset();
+}
+
 // Shapes are the families' canonical text: a malformed one is a caller's bug, not user input.
 void check_shape_text(const std::string& shape) {
   require(tunedb::is_canonical_shape(shape),
@@ -518,30 +548,23 @@ std::int64_t Store::record_trial(const TrialRecord& trial, OnDuplicate on_duplic
     remove.bind(4, key.budget_arch).bind(5, key.measured_arch).bind(6, key.device_name);
     remove.bind(7, key.measure_env).run();
   }
-  Statement insert = connection_.prepare(std::string("INSERT INTO trials (") + kTrialColumns +
-                                         ") VALUES (" + placeholders(kTrialColumnCount) + ")");
-  bind_trial(insert, row);
-  try {
-    insert.run();
-  } catch (const DbError& error) {
-    if (error.code() == SQLITE_CONSTRAINT_UNIQUE) {
-      throw error.with_context(
-          "a measured trial with this resume key is already stored (problem " +
-          std::to_string(row.problem_id) + ", params " + row.params_json + ", source " +
-          row.source_hash + ", " + row.budget_arch + " on " + row.device_name.value_or("") +
-          "): skip it when resuming, or re-measure with --force (OnDuplicate::replace)");
-    }
-    if (error.code() == SQLITE_CONSTRAINT_FOREIGNKEY) {
-      throw error.with_context("the trial names run " + std::to_string(row.run_id) + ", problem " +
-                               std::to_string(row.problem_id) + " or source " + row.source_hash +
-                               " that " + path_ +
-                               " does not hold: call begin_run, problem_id and add_source first");
-    }
-    throw;
-  }
+  Statement insert = prepare_trial_insert(connection_);
+  insert_trial(insert, row, path_);
   const std::int64_t id = connection_.last_insert_rowid();
   transaction.commit();
   return id;
+}
+
+void Store::record_trials(const std::vector<TrialRecord>& trials) {
+  for (const TrialRecord& trial : trials) check_trial(trial);
+  Transaction transaction(connection_);
+  Statement insert = prepare_trial_insert(connection_);
+  for (const TrialRecord& trial : trials) {
+    TrialRecord row = trial;
+    row.params_json = canonical_params_json(trial.params_json);
+    insert_trial(insert, row, path_);
+  }
+  transaction.commit();
 }
 
 std::optional<TrialRecord> Store::find_measured_trial(const MeasureKey& key) const {

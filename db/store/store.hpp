@@ -62,6 +62,9 @@ class Store {
   // and device_name; measured/wrong_result/fault/transient need one of them, survivor needs
   // Stage::plan.
   std::int64_t record_trial(const TrialRecord& trial, OnDuplicate on_duplicate = OnDuplicate::fail);
+  // Commits many trials in one transaction (all or none), e.g. a plan's fate of every config:
+  // tens of thousands of rows, which one commit each made the warm rerun slow.
+  void record_trials(const std::vector<TrialRecord>& trials);
   // The resume check: the measured trial stored under `key`, if any.
   std::optional<TrialRecord> find_measured_trial(const MeasureKey& key) const;
   std::vector<TrialRecord> trials(const TrialFilter& filter = {}) const;  // by id

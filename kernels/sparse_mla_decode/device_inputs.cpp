@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/error.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "templates/sparse_mla_decode/layout.h"
 
@@ -41,8 +42,18 @@ void fill_q(const UtilityKernels& utility, DeviceProblem& problem, std::uint64_t
 
 }  // namespace
 
-UtilityKernels load_utility_kernels(int arch_sm) {
-  const CompileResult compiled = compile(utility_program(arch_sm));
+UtilityKernels load_utility_kernels(int arch_sm, const CubinCache* cache) {
+  CompileResult compiled;
+  if (cache != nullptr) {
+    CachedCompile cached = compile_cached(*cache, utility_program(arch_sm));
+    if (!cached.compiled) {
+      throw NvrtcError("nvrtcCompileProgram", 6, "NVRTC_ERROR_COMPILATION",
+                       utility_program(arch_sm).context, cached.result.log);
+    }
+    compiled = std::move(cached.result);
+  } else {
+    compiled = compile(utility_program(arch_sm));
+  }
   UtilityKernels kernels{cuda::Module(compiled.cubin, "utility program"), {}, {}, {}, {}, {}, {}};
   auto function = [&](const std::string& expression) {
     return kernels.module.function(compiled.lowered_names.at(expression));

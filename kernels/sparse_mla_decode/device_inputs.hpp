@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/cubin_cache.hpp"
 #include "core/cuda_driver.hpp"
 #include "kernels/sparse_mla_decode/geometry.hpp"
 #include "kernels/sparse_mla_decode/shape.hpp"
@@ -21,8 +22,9 @@ struct UtilityKernels {
   CUfunction fill_indices = nullptr;
 };
 
-// Compiles (NVRTC) and loads the utility program for the current device.
-UtilityKernels load_utility_kernels(int arch_sm);
+// Compiles (NVRTC) and loads the utility program for the current device; through `cache` when
+// given (a sweep worker starts often: a warm rerun then reads the cubin instead of compiling).
+UtilityKernels load_utility_kernels(int arch_sm, const CubinCache* cache = nullptr);
 
 struct InputSpec {
   Shape shape;

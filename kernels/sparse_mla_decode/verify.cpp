@@ -130,9 +130,8 @@ DeviceOutputs download_reference(const DeviceProblem& problem) {
                        download_floats(problem.ref_lse, rows(problem))};
 }
 
-Agreement verify_candidate(const UtilityKernels& utility, const DecodeKernels& kernels,
-                           DeviceProblem& problem, std::uint64_t seed, cuda::Stream& stream,
-                           IndexEdit edit_indices) {
+ReferenceAnswer run_reference(const UtilityKernels& utility, DeviceProblem& problem,
+                              std::uint64_t seed, cuda::Stream& stream, IndexEdit edit_indices) {
   redraw_inputs(utility, problem, seed, stream.get());
   if (edit_indices != nullptr) {
     stream.synchronize("verify: edit indices");
@@ -144,15 +143,28 @@ Agreement verify_candidate(const UtilityKernels& utility, const DecodeKernels& k
   problem.ref_out.fill_u32(0x7fc00001u, stream.get());
   problem.ref_lse.fill_u32(0x7fc00001u, stream.get());
   launch_reference(utility, problem, 0, stream.get());
+  stream.synchronize("verify: the reference");
+  const DeviceOutputs ref = download_reference(problem);
+  return ReferenceAnswer{seed, std::vector<double>(ref.out.begin(), ref.out.end()),
+                         std::vector<double>(ref.lse.begin(), ref.lse.end())};
+}
+
+Agreement check_candidate(const DecodeKernels& kernels, const DeviceProblem& problem,
+                          const ReferenceAnswer& reference, cuda::Stream& stream) {
   poison_outputs(problem, stream.get());
   const LaunchGeometry geometry = launch_geometry(kernels.config, problem.spec.shape);
   launch_decode(kernels, geometry, problem, 0, stream.get());
   stream.synchronize("verify " + describe(to_config(kernels.config)));
   const DeviceOutputs got = download_outputs(problem);
-  const DeviceOutputs ref = download_reference(problem);
-  return compare(got.out, got.lse, std::vector<double>(ref.out.begin(), ref.out.end()),
-                 std::vector<double>(ref.lse.begin(), ref.lse.end()),
+  return compare(got.out, got.lse, reference.out, reference.lse,
                  problem.spec.shape.n_local_heads());
+}
+
+Agreement verify_candidate(const UtilityKernels& utility, const DecodeKernels& kernels,
+                           DeviceProblem& problem, std::uint64_t seed, cuda::Stream& stream,
+                           IndexEdit edit_indices) {
+  return check_candidate(kernels, problem,
+                         run_reference(utility, problem, seed, stream, edit_indices), stream);
 }
 
 Agreement compare(const std::vector<float>& out, const std::vector<float>& lse,

@@ -58,4 +58,22 @@ Agreement verify_candidate(const UtilityKernels& utility, const DecodeKernels& k
                            DeviceProblem& problem, std::uint64_t seed, cuda::Stream& stream,
                            IndexEdit edit_indices = nullptr);
 
+// The reference's answer for the inputs of one seed, kept on the host (as doubles, the form
+// compare reads) so that every config verified on those inputs reuses it.
+struct ReferenceAnswer {
+  std::uint64_t seed = 0;
+  std::vector<double> out;
+  std::vector<double> lse;
+};
+
+// Redraws the inputs from `seed` (index set 0 edited by `edit_indices`, may be null) and runs the
+// reference on index set 0.
+ReferenceAnswer run_reference(const UtilityKernels& utility, DeviceProblem& problem,
+                              std::uint64_t seed, cuda::Stream& stream,
+                              IndexEdit edit_indices = nullptr);
+
+// Runs the candidate on index set 0 of the inputs `reference` was computed on, and compares.
+Agreement check_candidate(const DecodeKernels& kernels, const DeviceProblem& problem,
+                          const ReferenceAnswer& reference, cuda::Stream& stream);
+
 }  // namespace tuner::smla_family

@@ -40,19 +40,26 @@ void print_summary(const SweepSummary& summary) {
       summary.wrong_results);
   std::printf(
       "time: %.1f s wall = plan %.1f s (budget compiles) + worker compile/load %.1f s + verify "
-      "%.1f s + timing %.1f s + search %.3f s + rest\n",
+      "%.1f s + timing %.1f s (screens %.1f + full protocol %.1f) + search %.3f s + rest\n",
       summary.wall_s, summary.plan_s, summary.worker_compile_s, summary.verify_s, summary.timing_s,
-      summary.search_s);
+      summary.screen_s, summary.timing_s - summary.screen_s, summary.search_s);
+  if (summary.screen_replays > 0) {
+    std::printf(
+        "protocol: %d screens (1 warm-up + %d replays of the L2-safe graph: a ranking), %d "
+        "full-protocol timings of finalists (the winner rule compares only these)\n",
+        summary.screens, summary.screen_replays, summary.full_timings);
+  }
   std::printf(
       "batch search: %d (config, batch) pairs skipped_by_search; anchors %s; verified at %s\n",
       summary.skipped_by_search, batch_list(summary.anchors).c_str(),
       batch_list(summary.verify_batches).c_str());
-  std::printf("%6s %-72s %10s %10s %8s %8s %7s  %s\n", "batch", "winner", "winner_us", "default_us",
-              "speedup", "measured", "skipped", "decision");
+  std::printf("%6s %-72s %10s %10s %8s %8s %7s %5s  %s\n", "batch", "winner", "winner_us",
+              "default_us", "speedup", "measured", "skipped", "final", "decision");
   for (const SweepBatchSummary& batch : summary.batches) {
-    std::printf("%6d %-72s %10.2f %10.2f %7.2fx %8d %7d  %s\n", batch.batch,
+    std::printf("%6d %-72s %10.2f %10.2f %7.2fx %8d %7d %5d  %s\n", batch.batch,
                 batch.winner_params.c_str(), batch.winner_us, batch.default_us, batch.speedup,
-                batch.measured_now, batch.skipped_by_search, batch.decision.c_str());
+                batch.measured_now, batch.skipped_by_search, batch.finalists,
+                batch.decision.c_str());
   }
 }
 
@@ -90,6 +97,29 @@ class ProgressBar {
 
 }  // namespace
 
+// The search's percentages into the request, refusing what is not one (exit 2, naming it).
+void set_search_options(double margin_pct, double finalist_margin_pct, SweepRequest& request) {
+  if (!(margin_pct >= 0.0 && margin_pct <= 100000.0)) {  // also refuses NaN
+    throw InputError("--search-margin " + std::to_string(margin_pct) +
+                     " is not a percentage: pass 0 or more (e.g. 5)");
+  }
+  request.search.margin = margin_pct / 100.0;
+  request.search.wide_margin = std::max(request.search.wide_margin, request.search.margin);
+  if (!(finalist_margin_pct >= 0.0 && finalist_margin_pct <= 100.0)) {
+    throw InputError("--finalist-margin " + std::to_string(finalist_margin_pct) +
+                     " is not a percentage from 0 to 100: pass e.g. 2");
+  }
+  request.finalist_margin = finalist_margin_pct / 100.0;
+  if (request.screen_replays < 0 || request.screen_replays > 200) {
+    throw InputError("--screen-replays " + std::to_string(request.screen_replays) +
+                     " is out of range: pass 0 (full protocol) to 200 (e.g. 4)");
+  }
+  if (request.search.max_keep < 1) {
+    throw InputError("--search-keep must be 1 or more, got " +
+                     std::to_string(request.search.max_keep));
+  }
+}
+
 int run_sweep(const Args& args) {
   ProblemOptions problem = problem_options_for(args);
   std::string db_path;
@@ -101,6 +131,7 @@ int run_sweep(const Args& args) {
   std::string shard_text = "1/1";
   SweepRequest request;
   double margin_pct = request.search.margin * 100.0;
+  double finalist_margin_pct = request.finalist_margin * 100.0;
   po::options_description options("sweep options");
   add_problem_options(options, problem);
   options.add_options()("db", po::value(&db_path)->required(),
@@ -127,7 +158,13 @@ int run_sweep(const Args& args) {
                                              "measure again what the DB already holds")(
       "cache-dir", po::value(&cache_dir), "cubin cache directory (default $XDG_CACHE_HOME/tuner)")(
       "finalists", po::value(&request.finalists)->default_value(request.finalists),
-      "configs re-timed against the default")(
+      "configs timed in full against the default, at most")(
+      "screen-replays", po::value(&request.screen_replays)->default_value(request.screen_replays),
+      "batch search: first pass = 1 warm-up + this many replays of the L2-safe graph (a "
+      "ranking); only finalists get the full protocol; 0: full protocol for every measurement")(
+      "finalist-margin", po::value(&finalist_margin_pct)->default_value(finalist_margin_pct),
+      "batch search, between anchors: finalists are the configs screened within this % of the "
+      "best (at most --finalists)")(
       "memory-gib", po::value(&request.memory_gib)->default_value(request.memory_gib),
       "input footprint in GiB (KV cache, GEMM operand rotations): at least 4x the GPU's L2, else "
       "refused")(
@@ -143,16 +180,7 @@ int run_sweep(const Args& args) {
   request.shape = parsed.shape;
   request.batches = parse_batch_set(batches, max_batch);
   request.search.anchor_targets = parse_int_list(anchors, "search-anchors");
-  if (!(margin_pct >= 0.0 && margin_pct <= 100000.0)) {  // also refuses NaN
-    throw InputError("--search-margin " + std::to_string(margin_pct) +
-                     " is not a percentage: pass 0 or more (e.g. 5)");
-  }
-  request.search.margin = margin_pct / 100.0;
-  request.search.wide_margin = std::max(request.search.wide_margin, request.search.margin);
-  if (request.search.max_keep < 1) {
-    throw InputError("--search-keep must be 1 or more, got " +
-                     std::to_string(request.search.max_keep));
-  }
+  set_search_options(margin_pct, finalist_margin_pct, request);
   request.shard = parse_shard(shard_text);
   if (!request.devices.empty()) (void)parse_devices(request.devices);  // exit 2 before any GPU work
   if (!budget_arch.empty()) request.budget_arch = budget_arch;

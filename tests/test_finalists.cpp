@@ -1,0 +1,81 @@
+// tuner/finalists: which configs of a batch get the full timing protocol after the search's
+// screen, and that the winner is taken from full-protocol timings only (no GPU).
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include "tuner/finalists.hpp"
+
+using tuner::choose_finalists;
+using tuner::FinalistPolicy;
+using tuner::Timing;
+
+namespace {
+
+Timing at(double median_us) {
+  Timing timing;
+  timing.median_us = median_us;
+  timing.p10_us = median_us * 0.99;
+  timing.p90_us = median_us * 1.01;
+  timing.samples = 10;
+  return timing;
+}
+
+// Screens: "a" best, "b" 1 % behind, "c" 3 %, "d" 4 %; the default "z" twice as slow.
+const std::map<std::string, double> kScreens{
+    {"a", 100.0}, {"b", 101.0}, {"c", 103.0}, {"d", 104.0}, {"z", 200.0}};
+
+}  // namespace
+
+TEST_CASE("finalists: between anchors only what the screen cannot tell from the best") {
+  const FinalistPolicy policy;
+  const auto between = choose_finalists(kScreens, "z", true, false, policy);
+  CHECK(between.configs == std::vector<std::string>{"z", "a", "b"});  // c is 3 % behind
+  CHECK(between.rounds.at("a") == policy.rounds);
+  CHECK(between.rounds.at("z") == 1);  // the default, screened 2x slower: one full timing
+  CHECK(between.rule.find("within 2.0% of the best screen") != std::string::npos);
+
+  FinalistPolicy tight = policy;
+  tight.margin = 0.0;
+  const auto alone = choose_finalists(kScreens, "z", true, false, tight);
+  CHECK(alone.configs == std::vector<std::string>{"z", "a"});  // the best always goes on
+}
+
+TEST_CASE("finalists: an anchor, and an unscreened first pass, keep the fastest few") {
+  const FinalistPolicy policy;
+  const auto anchor = choose_finalists(kScreens, "z", true, true, policy);
+  CHECK(anchor.configs == std::vector<std::string>{"z", "a", "b", "c"});
+  const auto full = choose_finalists(kScreens, "z", false, false, policy);
+  CHECK(full.configs == std::vector<std::string>{"z", "a", "b", "c"});
+  CHECK(full.rounds.at("z") == policy.rounds);  // --exhaustive: as before, every round
+}
+
+TEST_CASE("finalists: a default close to the best is timed in every round") {
+  std::map<std::string, double> close = kScreens;
+  close["z"] = 105.0;  // within 10 %: the comparison may be close
+  const auto chosen = choose_finalists(close, "z", true, false, FinalistPolicy{});
+  CHECK(chosen.rounds.at("z") == FinalistPolicy{}.rounds);
+  CHECK(chosen.rule.find("the default in every round") != std::string::npos);
+  // The default is the fastest screen: it is still the first finalist, and "a" is compared.
+  close["z"] = 90.0;
+  const auto fastest = choose_finalists(close, "z", true, false, FinalistPolicy{});
+  CHECK(fastest.configs.front() == "z");
+  CHECK(fastest.configs.size() == 2);
+}
+
+TEST_CASE("finalists: the winner comes from full-protocol timings, a screen never stands in") {
+  const auto finalists = choose_finalists(kScreens, "z", true, false, FinalistPolicy{});
+  const std::map<std::string, Timing> full{{"z", at(200.0)}, {"b", at(99.0)}};  // "a" failed
+  const auto fastest = tuner::fastest_finalist(finalists, full, {});
+  REQUIRE(fastest.has_value());
+  CHECK(fastest->params == "b");
+  CHECK(fastest->timing.median_us == 99.0);
+  CHECK(fastest->default_timing.median_us == 200.0);
+  // Without the default's full timing there is nothing to compare against.
+  CHECK_FALSE(tuner::fastest_finalist(finalists, {{"a", at(100.0)}}, {}).has_value());
+  // A full first pass (--exhaustive) stands in for a finalist whose re-timing failed.
+  const auto with_fallback = tuner::fastest_finalist(finalists, full, {{"a", at(95.0)}});
+  REQUIRE(with_fallback.has_value());
+  CHECK(with_fallback->params == "a");
+}

@@ -1,0 +1,79 @@
+#include "tuner/finalists.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace tuner {
+
+namespace {
+
+std::vector<std::pair<double, std::string>> fastest_first(const std::map<std::string, double>& m) {
+  std::vector<std::pair<double, std::string>> order;
+  for (const auto& [params, median] : m) order.emplace_back(median, params);
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+}  // namespace
+
+Finalists choose_finalists(const std::map<std::string, double>& screened,
+                           const std::string& default_params, bool screening, bool at_anchor,
+                           const FinalistPolicy& policy) {
+  Finalists chosen;
+  chosen.configs.push_back(default_params);
+  chosen.rounds[default_params] = policy.rounds;
+  const auto order = fastest_first(screened);
+  if (order.empty()) return chosen;
+  const double best = order.front().first;
+  // Between anchors (screening) only configs the screen cannot tell from the best go on: the
+  // first is always one of them.
+  const bool narrow = screening && !at_anchor;
+  for (const auto& [median, params] : order) {
+    if (static_cast<int>(chosen.configs.size()) > policy.most) break;
+    if (params == default_params) continue;
+    if (narrow && chosen.configs.size() > 1 && median > best * (1.0 + policy.margin)) break;
+    chosen.configs.push_back(params);
+    chosen.rounds[params] = policy.rounds;
+  }
+  const auto found = screened.find(default_params);
+  const bool default_far =
+      found != screened.end() && found->second > best * (1.0 + policy.default_close);
+  if (screening && default_far) chosen.rounds[default_params] = 1;
+  char rule[256];
+  if (!screening) {
+    std::snprintf(rule, sizeof rule, "the %d fastest first-pass timings and the default, %d rounds",
+                  policy.most, policy.rounds);
+  } else {
+    char which[64];
+    std::snprintf(which, sizeof which, "within %.1f%% of the best screen", 100.0 * policy.margin);
+    std::snprintf(rule, sizeof rule,
+                  "finalists of the screen (%s), at most %d, %d rounds; the default in %s",
+                  narrow ? which : "the fastest: an anchor", policy.most, policy.rounds,
+                  default_far ? "one round (screened far behind)" : "every round");
+  }
+  chosen.rule = rule;
+  return chosen;
+}
+
+std::optional<Fastest> fastest_finalist(const Finalists& finalists,
+                                        const std::map<std::string, Timing>& timings,
+                                        const std::map<std::string, Timing>& fallback) {
+  auto timing_of = [&](const std::string& params) -> std::optional<Timing> {
+    if (const auto found = timings.find(params); found != timings.end()) return found->second;
+    if (const auto found = fallback.find(params); found != fallback.end()) return found->second;
+    return std::nullopt;
+  };
+  const std::optional<Timing> default_timing = timing_of(finalists.configs.front());
+  if (!default_timing || !(default_timing->median_us > 0)) return std::nullopt;
+  Fastest fastest{finalists.configs.front(), *default_timing, *default_timing};
+  for (const std::string& params : finalists.configs) {
+    const std::optional<Timing> timing = timing_of(params);
+    if (timing && timing->median_us > 0 && timing->median_us < fastest.timing.median_us) {
+      fastest.params = params;
+      fastest.timing = *timing;
+    }
+  }
+  return fastest;
+}
+
+}  // namespace tuner

@@ -1,0 +1,51 @@
+#pragma once
+// Which configs of one batch get the full timing protocol, and how many rounds each. In the batch
+// search every candidate is first *screened* (the same L2-safe graph, a few replays: a ranking),
+// then only the finalists are timed with the full protocol (timing protocol 2: warm-up, replays
+// until the median is known to 1 %, per-launch quantiles) in interleaved rounds; the winner rule
+// reads only those full-protocol timings. Pure functions (tests/test_finalists.cpp).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/measure.hpp"
+
+namespace tuner {
+
+struct FinalistPolicy {
+  int most = 3;          // --finalists: configs re-timed against the default at most
+  int rounds = 3;        // interleaved full-protocol rounds
+  double margin = 0.02;  // between anchors: only configs screened within this of the best ...
+  // ... and the default joins every round only when its screen is within this of the best; a
+  // default far behind is timed in full once (its comparison is not close).
+  double default_close = 0.10;
+};
+
+struct Finalists {
+  std::vector<std::string> configs;   // the default first, then the others fastest first
+  std::map<std::string, int> rounds;  // full-protocol rounds per config
+  std::string rule;                   // in words, with the numbers (for the re-timing trials)
+};
+
+// `screened`: first-pass medians (us) of this batch by params JSON, the default among them.
+// `screening`: whether they are screens (the search) or full-protocol timings (--exhaustive,
+// shards, several GPUs: then the `most` fastest and the default, every round, as before).
+// `at_anchor`: an anchor batch keeps the `most` fastest even when screened far apart.
+Finalists choose_finalists(const std::map<std::string, double>& screened,
+                           const std::string& default_params, bool screening, bool at_anchor,
+                           const FinalistPolicy& policy);
+
+// The fastest config with a timing in `timings` (full-protocol re-timings; with `fallback`, the
+// first-pass timing of a finalist whose re-timing failed), and that timing. Empty when the default
+// has no timing: there is nothing to compare against.
+struct Fastest {
+  std::string params;
+  Timing timing;
+  Timing default_timing;
+};
+std::optional<Fastest> fastest_finalist(const Finalists& finalists,
+                                        const std::map<std::string, Timing>& timings,
+                                        const std::map<std::string, Timing>& fallback);
+
+}  // namespace tuner
