@@ -1,6 +1,8 @@
-/* The arguments of one sparse MLA decode launch from a frozen DB (libtunedb_cuda): plain C, part
- * of the installed API (deploy/tunedb_cuda.h includes it). Every pointer is a device address on
- * the launcher's device; all tensors are contiguous, row-major. */
+/* The argument record of one sparse MLA decode launch from a frozen DB (libtunedb_cuda): plain C,
+ * installed with the family's client header (client.h). serve.cpp declares the same fields by
+ * name (DeployFamily::fields), which is what callers without this header build the record from.
+ * Every pointer is a device address on the launcher's device; all tensors are contiguous,
+ * row-major. */
 #ifndef TUNEDB_SPARSE_MLA_DECODE_ARGS_H
 #define TUNEDB_SPARSE_MLA_DECODE_ARGS_H
 
