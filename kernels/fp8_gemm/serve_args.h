@@ -6,12 +6,13 @@
 #ifndef TUNEDB_FP8_GEMM_ARGS_H
 #define TUNEDB_FP8_GEMM_ARGS_H
 
-#include <stdint.h>
+#include <stdint.h> /* NOLINT(modernize-deprecated-headers): plain C */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* NOLINTBEGIN(modernize-use-using) */
 typedef struct tunedb_fp8_gemm_args {
   uint64_t a;               /* [m][k] e4m3 (activations) */
   uint64_t a_scale;         /* [m][k / 128] fp32: one scale per row and 128-column group */
@@ -21,6 +22,7 @@ typedef struct tunedb_fp8_gemm_args {
   uint64_t workspace;       /* split-K partials: tunedb_cuda_workspace_bytes for the largest m */
   uint64_t workspace_bytes; /* its size; a launch that needs more is refused, nothing enqueued */
 } tunedb_fp8_gemm_args;
+/* NOLINTEND(modernize-use-using) */
 
 #ifdef __cplusplus
 }

@@ -6,12 +6,13 @@
 #ifndef TUNEDB_SPARSE_MLA_DECODE_ARGS_H
 #define TUNEDB_SPARSE_MLA_DECODE_ARGS_H
 
-#include <stdint.h>
+#include <stdint.h> /* NOLINT(modernize-deprecated-headers): plain C */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* NOLINTBEGIN(modernize-use-using) */
 typedef struct tunedb_sparse_mla_decode_args {
   uint64_t q;               /* [batch][local_heads][576] bf16 */
   uint64_t kv;              /* [tokens][row bytes]: 656 for fp8_ds_mla, 1152 for bf16 */
@@ -22,6 +23,7 @@ typedef struct tunedb_sparse_mla_decode_args {
   uint64_t workspace_bytes; /* its size; a launch that needs more is refused, nothing enqueued */
   float softmax_scale;
 } tunedb_sparse_mla_decode_args;
+/* NOLINTEND(modernize-use-using) */
 
 #ifdef __cplusplus
 }

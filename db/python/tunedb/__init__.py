@@ -240,8 +240,8 @@ class TuningDb(_Closes):
     def lookup(self, family: str, arch: str, *, batch: int, shape: Optional[str] = None,
                **dims) -> Lookup:
         """The config for (family, arch, shape, batch). The shape is the family's canonical
-        dimensions as keyword arguments (local_heads=16, topk=2048, kv_format="fp8_ds_mla",
-        page_size=64; or n=4096, k=7168, block=128 for fp8_gemm), or `shape` as canonical text."""
+        dimensions as keyword arguments (e.g. n=4096, k=7168, block=128), or `shape` as canonical
+        text."""
         shape = _shape_text(shape, dims)
         handle = self._acquire()
         try:
