@@ -9,9 +9,13 @@ install(TARGETS tunedb tunedb_cuda EXPORT tunedbTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tunedb)
 set(tunedb_header_root "${CMAKE_INSTALL_INCLUDEDIR}/tunedb")
+# Each family's serving headers come from its own folder: its argument record (serve_args.h) and
+# the typed wrapper over the C API (client.h).
+file(GLOB family_serving_headers RELATIVE "${PROJECT_SOURCE_DIR}" CONFIGURE_DEPENDS
+     "${PROJECT_SOURCE_DIR}/kernels/*/serve_args.h" "${PROJECT_SOURCE_DIR}/kernels/*/client.h")
 foreach(header IN ITEMS db/tunedb/tunedb.h db/tunedb/tunedb.hpp db/sqlite/error.hpp
                         deploy/tunedb_cuda.h deploy/launcher.hpp core/deploy_family.hpp
-                        kernels/sparse_mla_decode/serve_args.h)
+                        ${family_serving_headers})
   get_filename_component(header_dir "${header}" DIRECTORY)
   install(FILES "${PROJECT_SOURCE_DIR}/${header}" DESTINATION "${tunedb_header_root}/${header_dir}")
 endforeach()

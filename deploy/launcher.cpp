@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "core/cuda_driver.hpp"
-#include "deploy/families.hpp"
 
 namespace tunedb::cuda {
 
@@ -156,7 +155,10 @@ ServeResult Launcher::launch(std::string_view family, std::string_view shape, in
     return {ServeStatus::bad_arguments, "no serving launcher for this family"};
   }
   if (args == nullptr || args_size != deploy->args_size) {
-    return {ServeStatus::bad_arguments, "args is not this family's argument struct"};
+    return {ServeStatus::bad_arguments,
+            "args_size is not the size of this family's argument record: build the record from "
+            "its declared fields (DeployFamily::fields, tunedb_cuda_args_field) or its "
+            "kernels/<family>/serve_args.h"};
   }
   const Lookup found = data_->db.lookup(family, data_->arch, shape, batch);
   if (report != nullptr) {
@@ -168,12 +170,6 @@ ServeResult Launcher::launch(std::string_view family, std::string_view shape, in
     return {ServeStatus::no_kernel, "no launchable frozen cubin for this family and arch"};
   }
   return deploy->launch(slot->config, shape, batch, args, stream, &tuner::cuda::launch_unchecked);
-}
-
-ServeResult Launcher::launch(std::string_view shape, int batch,
-                             const tunedb_sparse_mla_decode_args& args, CUstream stream,
-                             LaunchReport* report) const noexcept {
-  return launch("sparse_mla_decode", shape, batch, &args, sizeof args, stream, report);
 }
 
 const char* status_name(ServeStatus status) noexcept {

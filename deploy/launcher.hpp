@@ -9,12 +9,13 @@
 #include <cstddef>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "core/deploy_family.hpp"
 #include "db/tunedb/tunedb.hpp"
-#include "kernels/sparse_mla_decode/serve_args.h"
 
 #define TUNEDB_CUDA_API __attribute__((visibility("default")))
 
@@ -52,14 +53,21 @@ class TUNEDB_CUDA_API Launcher {
   // needs (the largest). Throws DbInputError for an unknown family or a bad shape or batch.
   std::size_t workspace_bytes(std::string_view family, std::string_view shape, int max_batch) const;
 
-  // Hot path. `args` points to the family's argument struct (sparse_mla_decode:
-  // tunedb_sparse_mla_decode_args) of `args_size` bytes. A miss launches the family default and
-  // says so in `report`. Returns ok, or why nothing was enqueued (or cuLaunchKernel's result).
+  // Hot path. `args` points to the family's argument record (kernels/<family>/serve_args.h, or
+  // built from its declared fields: args_fields) of `args_size` bytes; another size is refused
+  // (bad_arguments). A miss launches the family default and says so in `report`. Returns ok, or
+  // why nothing was enqueued (or cuLaunchKernel's result).
   ServeResult launch(std::string_view family, std::string_view shape, int batch, const void* args,
                      std::size_t args_size, CUstream stream,
                      LaunchReport* report = nullptr) const noexcept;
-  ServeResult launch(std::string_view shape, int batch, const tunedb_sparse_mla_decode_args& args,
-                     CUstream stream, LaunchReport* report = nullptr) const noexcept;
+  // The same with the record itself, e.g. launch("<family>", shape, batch, record, stream).
+  template <typename Args>
+  ServeResult launch(std::string_view family, std::string_view shape, int batch, const Args& args,
+                     CUstream stream, LaunchReport* report = nullptr) const noexcept {
+    static_assert(std::is_trivially_copyable_v<Args> && !std::is_pointer_v<Args>,
+                  "pass the family's argument record (a plain C struct), not a pointer");
+    return launch(family, shape, batch, &args, sizeof args, stream, report);
+  }
 
   struct Data;
 
@@ -70,5 +78,11 @@ class TUNEDB_CUDA_API Launcher {
 
 // "ok", "bad_shape", ... for messages.
 TUNEDB_CUDA_API const char* status_name(ServeStatus status) noexcept;
+
+// The families this library launches, in registry order (deploy/families.cpp), and one by name
+// (nullptr when none of that name has a serving launcher): each with its argument record
+// (DeployFamily::args_size, DeployFamily::fields). Allocation-free; no GPU needed.
+TUNEDB_CUDA_API std::span<const tuner::DeployFamily* const> deploy_families() noexcept;
+TUNEDB_CUDA_API const tuner::DeployFamily* deploy_family_by_name(std::string_view name) noexcept;
 
 }  // namespace tunedb::cuda

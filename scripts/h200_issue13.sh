@@ -9,7 +9,7 @@
 #      launcher within 3 % of its DB median, core/measure's protocol) runs too;
 #   4. tests/gpu_tunedb_torch.py on the swept DB: tunedb.torch vs a torch reference, eager and in
 #      torch.cuda.graph with replays on new inputs, and the refusals;
-#   5. the C example (tunedb_cuda_c_example) and the README's serving snippets in C++
+#   5. the C example (tunedb_cuda_c_example: the families' records, open, the workspace) and the README's serving snippets in C++
 #      (examples/serve/serve.cpp) and Python (examples/serve/serve_torch.py) on the swept DB.
 # Usage: scripts/h200_issue13.sh BUILD_DIR     (logs under $OUT, default /tmp/tuner-out)
 set -u
@@ -17,6 +17,7 @@ build=${1:?usage: $0 BUILD_DIR}
 out=${OUT:-/tmp/tuner-out}
 mkdir -p "$out"
 work=$(mktemp -d)
+pypath="$PWD/db/python:$PWD/kernels/sparse_mla_decode/python"  # tunedb + the family's typed op
 failed=0
 declare -A result
 step() {  # step NAME LOG COMMAND...: runs it, logs it, remembers the exit code
@@ -38,13 +39,14 @@ step gpu_swept issue13_gpu_swept.log env TUNER_REQUIRE_GPU=1 TUNEDB_SERVE_DB="$w
   "$build/tests/gpu_tunedb_cuda" --no-skip --success=false
 grep -h "ratio" "$out/issue13_gpu_swept.log"
 step torch issue13_torch.log env TUNEDB_LIBRARY="$build/db/libtunedb.so" \
-  TUNEDB_CUDA_LIBRARY="$build/deploy/libtunedb_cuda.so" PYTHONPATH="$PWD/db/python" \
+  TUNEDB_CUDA_LIBRARY="$build/deploy/libtunedb_cuda.so" PYTHONPATH="$pypath" \
   python3 tests/gpu_tunedb_torch.py "$work/frozen.db"
-step c_example issue13_c_example.log "$build/deploy/tunedb_cuda_c_example" "$work/frozen.db"
+step c_example issue13_c_example.log "$build/deploy/tunedb_cuda_c_example" "$work/frozen.db" \
+  sparse_mla_decode "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048" 512
 step readme_cpp issue13_readme_cpp.log "$build/deploy/tunedb_serve_example" "$work/frozen.db" \
   1 37 64 512
 step readme_py issue13_readme_py.log env TUNEDB_LIBRARY="$build/db/libtunedb.so" \
-  TUNEDB_CUDA_LIBRARY="$build/deploy/libtunedb_cuda.so" PYTHONPATH="$PWD/db/python" \
+  TUNEDB_CUDA_LIBRARY="$build/deploy/libtunedb_cuda.so" PYTHONPATH="$pypath" \
   python3 examples/serve/serve_torch.py "$work/frozen.db"
 echo
 printf '%-10s %s\n' step exit

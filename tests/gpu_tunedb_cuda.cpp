@@ -17,10 +17,12 @@
 #include "db/store/store.hpp"
 #include "db/tools/fixture.hpp"
 #include "deploy/launcher.hpp"
+#include "kernels/sparse_mla_decode/client.h"
 #include "kernels/sparse_mla_decode/family.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "kernels/sparse_mla_decode/timing_sets.hpp"
 #include "kernels/sparse_mla_decode/verify.hpp"
+#include "tests/support/run_freeze.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace {
@@ -76,17 +78,7 @@ fs::path make_frozen_db(const test::TempDir& dir) {
     }
     store.end_run(run);
   }
-  const fs::path frozen = dir / "frozen.db";
-  // TUNER_BINARY overrides the build tree's binary (a copied build on the GPU machine).
-  const char* binary = std::getenv("TUNER_BINARY");
-  const std::string tuner =
-      binary != nullptr ? std::string(binary) : std::string(TUNER_BINARY_DIR) + "/tuner/tuner";
-  const std::string command = tuner + " freeze --db " + store_path.string() + " --out " +
-                              frozen.string() + " --arch " + arch + " --cache-dir " +
-                              (dir / "cache").string() + " >" + (dir / "freeze.log").string() +
-                              " 2>&1";
-  REQUIRE_MESSAGE(std::system(command.c_str()) == 0, "tuner freeze failed: see freeze.log");
-  return frozen;
+  return test::run_freeze(store_path, dir.path(), arch);
 }
 
 // One frozen DB per process (freezing compiles with NVRTC): TUNEDB_SERVE_DB or the hand-made one.
@@ -160,7 +152,8 @@ TEST_CASE("the launcher matches the reference at batches 1..512, eager and graph
       const auto args = served.args(p, 0);
       tunedb::cuda::LaunchReport report;
       const Agreement eager = served.check(p, [&] {
-        check_launched(served.launcher.launch(shape, batch, args, served.stream.get(), &report));
+        check_launched(
+            served.launcher.launch(kFamilyName, shape, batch, args, served.stream.get(), &report));
       });
       CHECK_MESSAGE(eager.passes(kOutTolerance, kLseTolerance), describe(eager));
       if (std::getenv("TUNEDB_SERVE_DB") == nullptr) {
@@ -174,7 +167,7 @@ TEST_CASE("the launcher matches the reference at batches 1..512, eager and graph
       }
       // The same launch captured once, replayed on inputs redrawn after the capture.
       cuda::begin_capture(served.stream, "served capture");
-      check_launched(served.launcher.launch(shape, batch, args, served.stream.get()));
+      check_launched(served.launcher.launch(kFamilyName, shape, batch, args, served.stream.get()));
       const cuda::GraphExec graph =
           cuda::end_capture(served.stream, "served capture").instantiate("served graph");
       redraw_inputs(served.utility, p, 1000u + batch, served.stream.get());
@@ -193,7 +186,7 @@ TEST_CASE("a graph of 32 launches: no host allocation, no device allocation or s
   cuda::begin_capture(served.stream, "32 launches");
   const long long before = host_allocations.load();
   for (int i = 0; i < 32; ++i) {
-    check_launched(served.launcher.launch(kFp8, 64, args[i], served.stream.get()));
+    check_launched(served.launcher.launch(kFamilyName, kFp8, 64, args[i], served.stream.get()));
   }
   const long long allocated = host_allocations.load() - before;
   // end_capture fails (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) if anything illegal ran inside.
@@ -209,8 +202,23 @@ TEST_CASE("a refused launch enqueues nothing and names the problem") {
   auto args = served.args(p, 0);
   args.workspace_bytes = 16;
   const tunedb::cuda::ServeResult result =
-      served.launcher.launch(kFp8, 8, args, served.stream.get());
+      served.launcher.launch(kFamilyName, kFp8, 8, args, served.stream.get());
   CHECK(result.status == tunedb::cuda::ServeStatus::workspace_too_small);
+  // A record of another size, through the C++ and the C API (the family's typed wrapper passes
+  // the right one): refused, nothing enqueued.
+  args = served.args(p, 0);
+  CHECK(served.launcher.launch(kFamilyName, kFp8, 8, &args, sizeof args - 4, served.stream.get())
+            .status == tunedb::cuda::ServeStatus::bad_arguments);
+  tunedb_cuda_launcher* launcher = nullptr;
+  REQUIRE(tunedb_cuda_open(served.frozen.c_str(), 0, &launcher) == TUNEDB_CUDA_OK);
+  CHECK(tunedb_cuda_launch(launcher, TUNEDB_SPARSE_MLA_DECODE, kFp8, 8, &args, sizeof args + 4,
+                           served.stream.get(), nullptr) == TUNEDB_CUDA_ERROR_INPUT);
+  CHECK(std::string(tunedb_cuda_last_error()).find(std::to_string(sizeof args) + " bytes") !=
+        std::string::npos);
+  args.workspace_bytes = 16;
+  CHECK(tunedb_cuda_launch_sparse_mla_decode(launcher, kFp8, 8, &args, served.stream.get(),
+                                             nullptr) == TUNEDB_CUDA_ERROR_WORKSPACE);
+  tunedb_cuda_close(launcher);
 }
 
 TEST_CASE("a winner launched by the launcher times within 3 % of its DB median" * doctest::skip()) {
@@ -233,7 +241,8 @@ TEST_CASE("a winner launched by the launcher times within 3 % of its DB median" 
     options.launches_per_graph = sets;
     const Timing timing = time_graph(
         [&](int launch, CUstream stream) {
-          check_launched(served.launcher.launch(kFp8, batch, served.args(p, launch), stream));
+          check_launched(
+              served.launcher.launch(kFamilyName, kFp8, batch, served.args(p, launch), stream));
         },
         served.stream, options);
     const double ratio = timing.median_us / found.median_us;

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""tunedb.torch on a GPU (issue 13; run by scripts/h200_issue13.sh, needs torch): the op against a
-torch fp32 reference written here from the fp8_ds_mla row format (512 e4m3 + 4 fp32 scales + 64
-bf16 rope), at batches 1..512 (tuned, bucketed, untuned bf16), eager and replayed from a
-torch.cuda.graph on new inputs; then the refusals. Usage: gpu_tunedb_torch.py FROZEN.db
+"""The sparse MLA decode PyTorch op (kernels/sparse_mla_decode/python: tunedb_sparse_mla_decode.torch
+over the generic tunedb.torch) on a GPU (issue 13; run by scripts/h200_issue13*.sh, needs torch):
+the op against a torch fp32 reference written here from the fp8_ds_mla row format (512 e4m3 + 4
+fp32 scales + 64 bf16 rope), at batches 1..512 (tuned, bucketed, untuned bf16), eager and replayed
+from a torch.cuda.graph on new inputs; the generic tunedb.torch.launch with the fields by name;
+then the refusals. Usage: gpu_tunedb_torch.py FROZEN.db
 Exit 0 when everything passes, 1 otherwise (the failures are printed)."""
 
 import sys
@@ -10,7 +12,9 @@ import sys
 import torch
 
 import tunedb.torch as tt
+import tunedb_sparse_mla_decode.torch as smla
 from tunedb import TunedbError
+from tunedb_sparse_mla_decode import FAMILY, shape_text
 
 HEADS, TOPK, TOKENS, MAX_BATCH, SCALE = 16, 2048, 1 << 16, 512, 576 ** -0.5
 DEV = torch.device("cuda:0")
@@ -67,18 +71,18 @@ def run_batch(launcher, workspace, kv_format, kv, full, batch, gen):
     q, indices = draw(batch, gen)
     out = torch.full((batch, HEADS, 512), float("nan"), dtype=torch.bfloat16, device=DEV)
     lse = torch.full((batch, HEADS), float("nan"), dtype=torch.float32, device=DEV)
-    report = tt.sparse_mla_decode(q, kv, indices, out, lse, SCALE, workspace, launcher=launcher)
+    report = smla.sparse_mla_decode(q, kv, indices, out, lse, SCALE, workspace, launcher=launcher)
     torch.cuda.synchronize()
     agree("%s batch %d eager (%s)" % (kv_format, batch, report.how), out, lse,
           *reference(q, full, indices))
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm-up outside the capture, as torch recommends
-        tt.sparse_mla_decode(q, kv, indices, out, lse, SCALE, workspace, launcher=launcher)
+        smla.sparse_mla_decode(q, kv, indices, out, lse, SCALE, workspace, launcher=launcher)
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        tt.sparse_mla_decode(q, kv, indices, out, lse, SCALE, workspace, launcher=launcher)
+        smla.sparse_mla_decode(q, kv, indices, out, lse, SCALE, workspace, launcher=launcher)
     for replay in range(2):
         draw(batch, gen, q, indices)
         out.fill_(float("nan"))
@@ -88,6 +92,20 @@ def run_batch(launcher, workspace, kv_format, kv, full, batch, gen):
         agree("%s batch %d graph replay %d" % (kv_format, batch, replay), out, lse,
               *reference(q, full, indices))
     return report
+
+
+def generic_launch(launcher, gen):
+    """tunedb.torch.launch with the family's record fields by name, against the reference."""
+    kv, full = make_kv("fp8_ds_mla", gen)
+    workspace = smla.workspace(launcher, HEADS, TOPK, MAX_BATCH)
+    q, indices = draw(8, gen)
+    out = torch.full((8, HEADS, 512), float("nan"), dtype=torch.bfloat16, device=DEV)
+    lse = torch.full((8, HEADS), float("nan"), dtype=torch.float32, device=DEV)
+    report = tt.launch(launcher, FAMILY, shape_text("fp8_ds_mla", HEADS, TOPK), 8, q=q, kv=kv,
+                       indices=indices, out=out, lse=lse, workspace=workspace,
+                       workspace_bytes=workspace.numel(), softmax_scale=SCALE)
+    torch.cuda.synchronize()
+    agree("generic launch batch 8 (%s)" % report.how, out, lse, *reference(q, full, indices))
 
 
 def expect_refusal(what, error_type, call, kind=None):
@@ -113,7 +131,13 @@ def refusals(launcher, workspace, kv, gen):
         args = dict(q=q, kv=kv, indices=indices, out=out, lse=lse, softmax_scale=SCALE,
                     workspace=workspace, launcher=launcher)
         args.update(changed)
-        return tt.sparse_mla_decode(**args)
+        return smla.sparse_mla_decode(**args)
+
+    def generic(**changed):  # the family-free path: the record's fields by name
+        fields = dict(q=q, kv=kv, indices=indices, out=out, lse=lse, workspace=workspace,
+                      workspace_bytes=workspace.numel(), softmax_scale=SCALE)
+        fields.update(changed)
+        return tt.launch(launcher, FAMILY, shape_text("fp8_ds_mla", HEADS, TOPK), 4, **fields)
 
     expect_refusal("q float32", TypeError, lambda: call(q=q.float()))
     expect_refusal("indices int64", TypeError, lambda: call(indices=indices.long()))
@@ -123,6 +147,11 @@ def refusals(launcher, workspace, kv, gen):
     expect_refusal("out wrong shape", ValueError, lambda: call(out=out[:, :8]))
     expect_refusal("workspace too small", TunedbError, lambda: call(workspace=workspace[:64]),
                    kind="workspace")
+    expect_refusal("generic: fields missing", TypeError,
+                   lambda: tt.launch(launcher, FAMILY, shape_text("fp8_ds_mla", HEADS, TOPK), 4,
+                                     q=q))
+    expect_refusal("generic: an unknown field", TypeError, lambda: generic(scale=SCALE))
+    expect_refusal("generic: lse on the CPU", ValueError, lambda: generic(lse=lse.cpu()))
 
 
 def main():
@@ -131,13 +160,15 @@ def main():
     gen.manual_seed(13)
     for kv_format, batches in (("fp8_ds_mla", (1, 2, 8, 37, 64, 128, 200, 512)),
                                ("bf16", (1, 16, 300))):
-        workspace = tt.workspace(launcher, HEADS, TOPK, MAX_BATCH, kv_format=kv_format)
+        workspace = smla.workspace(launcher, HEADS, TOPK, MAX_BATCH, kv_format=kv_format)
         kv, full = make_kv(kv_format, gen)
         for batch in batches:
             report = run_batch(launcher, workspace, kv_format, kv, full, batch, gen)
             print("%s batch %d: %s (miss %s, tuned batch %d) %s" % (
                 kv_format, batch, report.how, report.miss, report.tuned_batch, report.params_json))
-    refusals(launcher, tt.workspace(launcher, HEADS, TOPK, MAX_BATCH), make_kv("fp8_ds_mla", gen)[0], gen)
+    generic_launch(launcher, gen)
+    refusals(launcher, smla.workspace(launcher, HEADS, TOPK, MAX_BATCH),
+             make_kv("fp8_ds_mla", gen)[0], gen)
     for failure in failures:
         print("FAILED:", failure)
     print("gpu_tunedb_torch: %s" % ("OK" if not failures else "%d FAILED" % len(failures)))

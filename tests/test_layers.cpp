@@ -1,6 +1,8 @@
 // The house's layers only look down: core/ includes nothing of ours outside core/; kernels/ only
 // core/, kernels/ and templates/; db/ only db/; templates/ only templates/ (NVRTC include names);
-// deploy/ (libtunedb_cuda) no tuner/ and no NVRTC.
+// deploy/ (libtunedb_cuda) no tuner/ and no NVRTC. The one exception: a family's serving client
+// header (kernels/<family>/client.h, installed for serving applications) wraps deploy's C API;
+// no code of ours under kernels/ includes it.
 // Reads the source tree (TUNER_SOURCE_DIR) as text.
 #include <doctest/doctest.h>
 
@@ -13,20 +15,36 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// `#include "X"` lines of every C/C++/CUDA file under `folder` whose X starts with none of
-// `allowed`, as "file: X".
+constexpr const char* kClientHeader = "client.h";
+
+bool is_source(const fs::path& path) {
+  const std::string ext = path.extension().string();
+  return ext == ".cpp" || ext == ".hpp" || ext == ".h" || ext == ".cuh" || ext == ".c";
+}
+
+// The X of every `#include "X"` line of `path`.
+std::vector<std::string> includes_of(const fs::path& path) {
+  std::vector<std::string> targets;
+  std::ifstream file(path);
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.rfind("#include \"", 0) == 0) {
+      targets.push_back(line.substr(10, line.find('"', 10) - 10));
+    }
+  }
+  return targets;
+}
+
+// `#include "X"` lines of every C/C++/CUDA file under `folder` (but files named `skip`) whose X
+// starts with none of `allowed`, as "file: X".
 std::vector<std::string> upward_includes(const std::string& folder,
-                                         const std::vector<std::string>& allowed) {
+                                         const std::vector<std::string>& allowed,
+                                         const std::string& skip = "") {
   std::vector<std::string> found;
   const fs::path root = fs::path(TUNER_SOURCE_DIR) / folder;
   for (const auto& entry : fs::recursive_directory_iterator(root)) {
-    const std::string ext = entry.path().extension().string();
-    if (ext != ".cpp" && ext != ".hpp" && ext != ".h" && ext != ".cuh" && ext != ".c") continue;
-    std::ifstream file(entry.path());
-    std::string line;
-    while (std::getline(file, line)) {
-      if (line.rfind("#include \"", 0) != 0) continue;
-      const std::string target = line.substr(10, line.find('"', 10) - 10);
+    if (!is_source(entry.path()) || entry.path().filename() == skip) continue;
+    for (const std::string& target : includes_of(entry.path())) {
       bool ok = false;
       for (const std::string& prefix : allowed) ok = ok || target.rfind(prefix, 0) == 0;
       if (!ok) found.push_back(entry.path().string() + ": " + target);
@@ -39,7 +57,7 @@ std::vector<std::string> upward_includes(const std::string& folder,
 
 TEST_CASE("layers: no include runs from a lower layer to a higher one") {
   CHECK(upward_includes("core", {"core/"}).empty());
-  CHECK(upward_includes("kernels", {"core/", "kernels/", "templates/"}).empty());
+  CHECK(upward_includes("kernels", {"core/", "kernels/", "templates/"}, kClientHeader).empty());
   CHECK(upward_includes("db", {"db/"}).empty());
   CHECK(upward_includes("templates", {"common/", "fp8_gemm/", "sparse_mla_decode/"}).empty());
   // libtunedb_cuda (deploy/): the driver wrapper, tunedb and the families' deploy units only;
@@ -47,6 +65,23 @@ TEST_CASE("layers: no include runs from a lower layer to a higher one") {
   CHECK(upward_includes("deploy", {"core/deploy_family.hpp", "core/cuda_driver.hpp",
                                    "core/error.hpp", "db/tunedb/", "deploy/", "kernels/"})
             .empty());
+  // A family's client header looks up at the C API only, and nothing under kernels/ includes one
+  // (serve_args.h is what the family's own code shares).
+  const fs::path kernels = fs::path(TUNER_SOURCE_DIR) / "kernels";
+  for (const auto& family : fs::directory_iterator(kernels)) {
+    const fs::path client = family.path() / kClientHeader;
+    if (!fs::exists(client)) continue;
+    const std::string own = "kernels/" + family.path().filename().string() + "/";
+    for (const std::string& target : includes_of(client)) {
+      CHECK_MESSAGE((target == "deploy/tunedb_cuda.h" || target.rfind(own, 0) == 0), target);
+    }
+  }
+  for (const auto& entry : fs::recursive_directory_iterator(kernels)) {
+    if (!is_source(entry.path()) || entry.path().filename() == kClientHeader) continue;
+    for (const std::string& target : includes_of(entry.path())) {
+      CHECK_MESSAGE(!target.ends_with(std::string("/") + kClientHeader), entry.path().string());
+    }
+  }
   // The check can fail: tuner/ includes kernels/ and db/, which core/ may not.
   CHECK_FALSE(upward_includes("tuner", {"core/"}).empty());
 }

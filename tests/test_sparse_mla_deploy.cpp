@@ -6,8 +6,10 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "kernels/sparse_mla_decode/deploy.hpp"
@@ -15,6 +17,8 @@
 #include "kernels/sparse_mla_decode/resources.hpp"
 #include "kernels/sparse_mla_decode/serve.hpp"
 #include "kernels/sparse_mla_decode/serve_args.h"
+#include "tests/support/declared_record.hpp"
+#include "tests/support/recorded_launches.hpp"
 
 using namespace tuner;
 using namespace tuner::smla_family;
@@ -47,26 +51,9 @@ void check_plan(const SplitPlan& got, const SplitPlan& want) {
   CHECK(got.tokens_per_split == want.tokens_per_split);
 }
 
-struct RecordedLaunch {
-  CUfunction function;
-  unsigned grid[3];
-  unsigned block;
-  unsigned smem;
-  std::vector<unsigned char> params;
-};
-std::vector<RecordedLaunch> recorded;
-std::size_t param_size = 0;
-
-CUresult record(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsigned block,
-                unsigned smem, CUstream, void** params) {
-  const auto* bytes = static_cast<const unsigned char*>(params[0]);
-  const std::size_t size =
-      recorded.empty() ? sizeof(smla::SplitParams) : sizeof(smla::CombineParams);
-  recorded.push_back({function, {gx, gy, gz}, block, smem, {bytes, bytes + size}});
-  return CUDA_SUCCESS;
-}
-
-CUfunction fake_function(std::uintptr_t id) { return reinterpret_cast<CUfunction>(id); }
+using test::fake_function;
+using test::recorded;
+constexpr LaunchKernelFn record = &test::record_launch<smla::SplitParams, smla::CombineParams>;
 
 BoundConfig bound_config(bool with_bf16) {
   const BoundKernel fp8{fake_function(0x100), 128, 40000};
@@ -189,7 +176,7 @@ TEST_CASE("serve launch: split then combine with the frozen block sizes and the 
   recorded.clear();
   const BoundConfig config = bound_config(true);
   const auto args = good_args();
-  const ServeResult result = deploy_family().launch(config, kShape, 8, &args, nullptr, &record);
+  const ServeResult result = deploy_family().launch(config, kShape, 8, &args, nullptr, record);
   REQUIRE(result.status == ServeStatus::ok);
   REQUIRE(recorded.size() == 2);
   // TARGET 128, batch 8: 16 splits of 8 tiles (128 tokens).
@@ -218,24 +205,24 @@ TEST_CASE("serve launch refusals enqueue nothing and say why") {
   const BoundConfig config = bound_config(false);
   auto args = good_args();
   args.workspace_bytes = 1024;
-  ServeResult result = deploy_family().launch(config, kShape, 8, &args, nullptr, &record);
+  ServeResult result = deploy_family().launch(config, kShape, 8, &args, nullptr, record);
   CHECK(result.status == ServeStatus::workspace_too_small);
   CHECK(std::string(result.what).find("workspace") != std::string::npos);
   args = good_args();
   args.q = 0;
-  CHECK(deploy_family().launch(config, kShape, 8, &args, nullptr, &record).status ==
+  CHECK(deploy_family().launch(config, kShape, 8, &args, nullptr, record).status ==
         ServeStatus::bad_arguments);
   args = good_args();
   args.softmax_scale = std::nanf("");
-  CHECK(deploy_family().launch(config, kShape, 8, &args, nullptr, &record).status ==
+  CHECK(deploy_family().launch(config, kShape, 8, &args, nullptr, record).status ==
         ServeStatus::bad_arguments);
   args = good_args();
-  CHECK(deploy_family().launch(config, kShape, 0, &args, nullptr, &record).status ==
+  CHECK(deploy_family().launch(config, kShape, 0, &args, nullptr, record).status ==
         ServeStatus::bad_batch);
-  CHECK(deploy_family().launch(config, "topk=2048", 8, &args, nullptr, &record).status ==
+  CHECK(deploy_family().launch(config, "topk=2048", 8, &args, nullptr, record).status ==
         ServeStatus::bad_shape);
   const char* bf16 = "kv_format=bf16,local_heads=16,page_size=64,topk=2048";
-  CHECK(deploy_family().launch(config, bf16, 8, &args, nullptr, &record).status ==
+  CHECK(deploy_family().launch(config, bf16, 8, &args, nullptr, record).status ==
         ServeStatus::no_kernel);
   CHECK(recorded.empty());
 }
@@ -249,4 +236,21 @@ TEST_CASE("bind refuses a config without the values the geometry reads") {
                              return std::nullopt;
                            }),
       doctest::Contains("no positive block_h"), std::runtime_error);
+}
+
+TEST_CASE("a record built from the declared fields by name reads back as serve_args.h's struct") {
+  const DeployFamily& family = deploy_family();
+  REQUIRE(family.args_size == sizeof(tunedb_sparse_mla_decode_args));
+  REQUIRE(family.fields.size() == 8);  // the struct's members, each checked below
+  const std::vector<unsigned char> bytes = test::record_from_fields(family);
+  tunedb_sparse_mla_decode_args args{};
+  std::memcpy(&args, bytes.data(), sizeof args);
+  CHECK(args.q == test::declared_address(family, "q"));
+  CHECK(args.kv == test::declared_address(family, "kv"));
+  CHECK(args.indices == test::declared_address(family, "indices"));
+  CHECK(args.out == test::declared_address(family, "out"));
+  CHECK(args.lse == test::declared_address(family, "lse"));
+  CHECK(args.workspace == test::declared_address(family, "workspace"));
+  CHECK(args.workspace_bytes == test::declared_address(family, "workspace_bytes"));
+  CHECK(args.softmax_scale == test::declared_float(family, "softmax_scale"));
 }

@@ -74,8 +74,8 @@ TUNEDB_API tunedb_status tunedb_open(const char* path, tunedb_handle** handle);
 
 /* `arch` is the deployment arch the winners were tuned for (e.g. "sm_120"); `shape` the family's
  * canonical shape text: name=value pairs sorted by name, joined by ',' without spaces, e.g.
- * "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048" (sparse_mla_decode) or
- * "block=128,k=7168,n=4096" (fp8_gemm); `tuner query` prints it for a model-level shape.
+ * "block=128,k=7168,n=4096" (family names and dimensions are data to tunedb); `tuner query`
+ * prints it for a model-level shape.
  * Fails (TUNEDB_ERROR_INPUT, see tunedb_last_error) only for NULL arguments or a shape that is not
  * canonical; never allocates otherwise. */
 TUNEDB_API tunedb_status tunedb_lookup(const tunedb_handle* handle, const char* family,

@@ -4,9 +4,10 @@
 // safe from any number of threads (the object is immutable after open).
 //
 // Shapes are canonical text, "name=value" pairs sorted by name and joined by ',', as the family
-// builds it (e.g. "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048" for
-// sparse_mla_decode: 64 heads / TP 4 and 128 heads / TP 8 both mean 16 local heads; `tuner query`
-// prints the text for any model-level shape). db/tunedb/shape.hpp checks and assembles it.
+// builds it (e.g. "block=128,k=7168,n=4096"; a family may fold model-level values, such as heads
+// over tensor-parallel ranks, into one dimension; `tuner query` prints the text for any
+// model-level shape). Family names and dimensions are data here. db/tunedb/shape.hpp checks and
+// assembles the text.
 //
 // Lookup rules for (family, arch, shape, batch):
 //   exact    the shape has a winner tuned at this batch.

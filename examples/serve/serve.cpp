@@ -11,18 +11,19 @@
 #include <vector>
 
 #include "deploy/launcher.hpp"
+#include "kernels/sparse_mla_decode/serve_args.h"  // the family's argument record
 
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s FROZEN.db [BATCH...]\n", argv[0]);
     return 2;
   }
+  const char* family = "sparse_mla_decode";
   const char* shape = "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048";
   const int heads = 16, topk = 2048, max_batch = 512, tokens = 4096;
   // Start-up: load every cubin for this GPU once, size the workspace for the largest batch.
   const tunedb::cuda::Launcher launcher = tunedb::cuda::Launcher::open(argv[1]);
-  const std::size_t workspace_bytes =
-      launcher.workspace_bytes("sparse_mla_decode", shape, max_batch);
+  const std::size_t workspace_bytes = launcher.workspace_bytes(family, shape, max_batch);
   void *q, *kv, *indices, *out, *lse, *workspace;
   cudaMalloc(&q, std::size_t{max_batch} * heads * 576 * 2);
   cudaMalloc(&kv, std::size_t{tokens} * 656);
@@ -50,7 +51,8 @@ int main(int argc, char** argv) {
     tunedb::cuda::LaunchReport report;
     cudaGraph_t graph;
     cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
-    const tunedb::cuda::ServeResult result = launcher.launch(shape, batch, args, stream, &report);
+    const tunedb::cuda::ServeResult result =
+        launcher.launch(family, shape, batch, args, stream, &report);
     cudaStreamEndCapture(stream, &graph);
     if (result.status != tunedb::cuda::ServeStatus::ok) {
       std::fprintf(stderr, "batch %d: %s\n", batch, result.what);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The README's Python serving snippet: tunedb.torch launches the DB's winner for any batch on
-torch's current stream, eager and inside torch.cuda.graph. Usage: serve_torch.py FROZEN.db
+"""The README's Python serving snippet: the sparse MLA decode op (kernels/sparse_mla_decode/python,
+over tunedb.torch) launches the DB's winner for any batch on torch's current stream, eager and
+inside torch.cuda.graph. Usage: serve_torch.py FROZEN.db
 Zero inputs make every score equal, so lse must be ln(2048); exits 1 when it is not."""
 import math
 import sys
@@ -8,9 +9,10 @@ import sys
 import torch
 
 import tunedb.torch as tt
+import tunedb_sparse_mla_decode.torch as smla
 
 launcher = tt.open(sys.argv[1])  # start-up: loads every cubin for this GPU's arch, once
-workspace = tt.workspace(launcher, q_heads=16, topk=2048, max_batch=512)
+workspace = smla.workspace(launcher, q_heads=16, topk=2048, max_batch=512)
 failed = 0
 for batch in (1, 37, 512):
     q = torch.zeros(batch, 16, 576, dtype=torch.bfloat16, device="cuda")
@@ -18,11 +20,11 @@ for batch in (1, 37, 512):
     indices = torch.zeros(batch, 2048, dtype=torch.int32, device="cuda")
     out = torch.empty(batch, 16, 512, dtype=torch.bfloat16, device="cuda")
     lse = torch.empty(batch, 16, dtype=torch.float32, device="cuda")
-    report = tt.sparse_mla_decode(q, kv, indices, out, lse, 576 ** -0.5, workspace,
+    report = smla.sparse_mla_decode(q, kv, indices, out, lse, 576 ** -0.5, workspace,
                                   launcher=launcher)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):  # the same call, captured; replays launch the same kernels
-        tt.sparse_mla_decode(q, kv, indices, out, lse, 576 ** -0.5, workspace, launcher=launcher)
+        smla.sparse_mla_decode(q, kv, indices, out, lse, 576 ** -0.5, workspace, launcher=launcher)
     lse.fill_(float("nan"))
     graph.replay()
     torch.cuda.synchronize()

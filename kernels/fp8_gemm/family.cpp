@@ -4,6 +4,8 @@
 
 #include "core/error.hpp"
 #include "core/templates.hpp"
+#include "kernels/fp8_gemm/deploy.hpp"
+#include "kernels/fp8_gemm/serve.hpp"
 
 namespace tuner::fp8_gemm {
 namespace {
@@ -70,6 +72,21 @@ CompileRequest frozen_program(const Config& config, const std::vector<tuner::Sha
   return gemm_program(from_config(config), arch_sm);
 }
 
+// The GEMM kernel with its layout's dynamic shared memory (also its max-dynamic-smem attribute)
+// and the split-K reduce (deploy.hpp's block size); the geometry reads BLOCK_M, BLOCK_N, SPLIT_K.
+std::vector<FrozenLaunch> frozen_launches(const Config& config,
+                                          const std::vector<tuner::Shape>& /*shapes*/) {
+  const KernelConfig kernel = from_config(config);
+  const StaticBudget budget = static_budget(kernel);
+  const std::string params = "{\"block_m\":" + std::to_string(kernel.block_m) +
+                             ",\"block_n\":" + std::to_string(kernel.block_n) +
+                             ",\"split_k\":" + std::to_string(kernel.split_k) + "}";
+  return {{std::string(kGemmRole), gemm_kernel_name(kernel), budget.threads_per_block,
+           budget.smem_bytes_per_block, budget.smem_bytes_per_block, params},
+          {std::string(kReduceRole), reduce_kernel_name(), static_cast<int>(kReduceThreads), 0, 0,
+           params}};
+}
+
 // vLLM's block-fp8 tuned-config file (vllm/model_executor/layers/quantization/utils/configs/):
 // "N={N},K={K},device_name={device},dtype=fp8_w8a8,block_shape=[128,128].json".
 std::string export_name(const tuner::Shape& shape, const std::string& device_name) {
@@ -124,6 +141,7 @@ Family make_family() {
   f.program = &program;
   f.main_kernel = &main_kernel;
   f.frozen_program = &frozen_program;
+  f.frozen_launches = &frozen_launches;
   f.source_hash = &source_hash;
   f.open_device = &open_device;
   f.tolerance = "||c - ref|| / ||ref|| < 1e-2, max |c - ref| < 2e-2 max |ref| (fp32 reference)";

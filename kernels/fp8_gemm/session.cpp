@@ -10,6 +10,7 @@
 
 #include "core/cubin_cache.hpp"
 #include "core/error.hpp"
+#include "kernels/fp8_gemm/deploy.hpp"
 #include "kernels/fp8_gemm/family.hpp"
 #include "kernels/fp8_gemm/operand_sets.hpp"
 #include "kernels/fp8_gemm/reference.hpp"
@@ -132,33 +133,24 @@ struct State {
     return loaded.emplace(id, kernels).first->second;
   }
 
+  // deploy.hpp's geometry and packing, as the serving launcher runs them.
   void launch(const Loaded& kernels, const KernelConfig& config, int rotation, CUstream on) const {
     const Operands& set = sets[static_cast<std::size_t>(rotation) % sets.size()];
-    fp8gemm::GemmParams p{};
-    p.a = reinterpret_cast<const unsigned char*>(set.a.get());
-    p.a_scale = reinterpret_cast<const float*>(set.a_scale.get());
-    p.b = reinterpret_cast<const unsigned char*>(set.b.get());
-    p.b_scale = reinterpret_cast<const float*>(set.b_scale.get());
-    p.c = reinterpret_cast<unsigned short*>(c.get());
-    p.partial = reinterpret_cast<float*>(partial.get());
-    p.m = shape.m;
-    p.n = shape.n;
-    p.k = shape.k;
-    p.split_k = config.split_k;
+    const GemmBuffers buffers{set.a.get(),       set.a_scale.get(), set.b.get(),
+                              set.b_scale.get(), c.get(),           partial.get()};
+    const GemmDims dims{shape.m, shape.n, shape.k};
+    fp8gemm::GemmParams p = pack_gemm(buffers, dims, config.split_k);
     void* args[] = {&p};
     const StaticBudget budget = static_budget(config);
-    const cuda::Dim3 grid{static_cast<unsigned>(shape.n / config.block_n),
-                          static_cast<unsigned>((shape.m + config.block_m - 1) / config.block_m),
-                          static_cast<unsigned>(config.split_k)};
-    cuda::launch(kernels.gemm, grid, {static_cast<unsigned>(budget.threads_per_block), 1, 1},
+    const Grid grid = gemm_grid(dims, {config.block_m, config.block_n, config.split_k});
+    cuda::launch(kernels.gemm, {grid.x, grid.y, grid.z},
+                 {static_cast<unsigned>(budget.threads_per_block), 1, 1},
                  static_cast<unsigned>(budget.smem_bytes_per_block), on, args, "fp8_gemm");
     if (config.split_k == 1) return;
-    fp8gemm::ReduceParams r{p.partial, p.c, p.m, p.n, p.split_k};
+    fp8gemm::ReduceParams r = pack_reduce(buffers, dims, config.split_k);
     void* reduce_args[] = {&r};
-    const long long pairs = static_cast<long long>(p.m) * p.n / 2;
-    const auto blocks = static_cast<unsigned>(std::clamp((pairs + 255) / 256, 1LL, 2048LL));
-    cuda::launch(kernels.reduce, {blocks, 1, 1}, {256, 1, 1}, 0, on, reduce_args,
-                 "fp8_gemm split-K reduce");
+    cuda::launch(kernels.reduce, {reduce_blocks(dims), 1, 1}, {kReduceThreads, 1, 1}, 0, on,
+                 reduce_args, "fp8_gemm split-K reduce");
   }
 
   Verdict verify(const KernelConfig& config, std::uint64_t seed) {

@@ -1,5 +1,6 @@
 #include "kernels/fp8_gemm/space.hpp"
 
+#include "kernels/fp8_gemm/deploy.hpp"
 #include "templates/fp8_gemm/layout.h"
 
 namespace tuner::fp8_gemm {
@@ -35,7 +36,9 @@ std::string gemm_kernel_name(const KernelConfig& config) {
          std::to_string(config.num_stages) + ">";
 }
 
-std::string reduce_kernel_name() { return "fp8_gemm_reduce<256>"; }
+std::string reduce_kernel_name() {
+  return "fp8_gemm_reduce<" + std::to_string(kReduceThreads) + ">";
+}
 
 std::string rules(const KernelConfig& config, const GemmShape& shape) {
   if (!fp8gemm::tiling_ok(config.block_m, config.block_n, config.num_warps)) {

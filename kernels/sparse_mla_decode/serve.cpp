@@ -1,10 +1,8 @@
 #include "kernels/sparse_mla_decode/serve.hpp"
 
-#include <algorithm>
-#include <charconv>
-#include <stdexcept>
-#include <string>
+#include <cstddef>
 
+#include "core/serve_shape.hpp"
 #include "kernels/sparse_mla_decode/serve_args.h"
 #include "kernels/sparse_mla_decode/space.hpp"
 
@@ -21,11 +19,6 @@ constexpr int kBlockH = 1;
 constexpr int kTargetCtas = 2;
 
 constexpr int kMaxGridY = 65535;  // grid.y and grid.z limits of cuLaunchKernel
-
-bool parse_int(std::string_view text, int* value) noexcept {
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *value);
-  return error == std::errc() && end == text.data() + text.size() && *value > 0;
-}
 
 ServeResult refuse(ServeStatus status, const char* what) noexcept { return {status, what}; }
 
@@ -58,24 +51,11 @@ Planned plan_launch(const BoundConfig& config, std::string_view shape_text, int 
   return planned;
 }
 
-BoundConfig bind(const std::function<const BoundKernel*(std::string_view)>& kernel,
-                 const std::function<std::optional<std::int64_t>(std::string_view)>& value) {
-  BoundConfig bound;
-  const BoundKernel* roles[] = {kernel(split_role(KvFormat::fp8_ds_mla)),
-                                kernel(split_role(KvFormat::bf16)), kernel(kCombineRole)};
-  for (int slot = 0; slot < 3; ++slot) {
-    if (roles[slot] != nullptr) bound.kernels[slot] = *roles[slot];
-  }
-  const char* names[] = {"block_t", "block_h", "target_ctas"};
-  for (int slot = 0; slot < 3; ++slot) {
-    const std::optional<std::int64_t> found = value(names[slot]);
-    if (!found || *found < 1) {
-      throw std::runtime_error(std::string(kFamilyName) + " config has no positive " + names[slot] +
-                               ": the frozen DB is not one this launcher reads");
-    }
-    bound.values[slot] = *found;
-  }
-  return bound;
+BoundConfig bind(const KernelByRole& kernel, const ValueByName& value) {
+  const std::string_view roles[] = {split_role(KvFormat::fp8_ds_mla), split_role(KvFormat::bf16),
+                                    kCombineRole};
+  constexpr const char* names[] = {"block_t", "block_h", "target_ctas"};
+  return bind_roles_and_values(kFamilyName, roles, names, kernel, value);
 }
 
 ServeResult workspace_bytes(const BoundConfig& config, std::string_view shape, int batch,
@@ -93,12 +73,7 @@ ServeResult check_buffers(const tunedb_sparse_mla_decode_args& args, std::size_t
   if (!(args.softmax_scale > 0.0f)) {
     return refuse(ServeStatus::bad_arguments, "softmax_scale must be a positive number");
   }
-  if (needed > 0 && (args.workspace == 0 || args.workspace_bytes < needed)) {
-    return refuse(ServeStatus::workspace_too_small,
-                  "workspace smaller than this launch needs: size it with the workspace query "
-                  "for the largest batch");
-  }
-  return {};
+  return check_workspace(args.workspace, args.workspace_bytes, needed);
 }
 
 ServeResult launch(const BoundConfig& config, std::string_view shape, int batch, const void* args,
@@ -149,31 +124,29 @@ std::string_view split_role(KvFormat kv_format) {
 }
 
 std::optional<ServeShape> parse_serve_shape(std::string_view shape) noexcept {
-  ServeShape parsed;
-  bool have_format = false;
-  while (!shape.empty()) {
-    const std::size_t comma = std::min(shape.find(','), shape.size());
-    const std::string_view pair = shape.substr(0, comma);
-    shape.remove_prefix(std::min(comma + 1, shape.size()));
-    const std::size_t equals = pair.find('=');
-    if (equals == std::string_view::npos) return std::nullopt;
-    const std::string_view name = pair.substr(0, equals);
-    const std::string_view value = pair.substr(equals + 1);
-    if (name == "local_heads" && !parse_int(value, &parsed.local_heads)) return std::nullopt;
-    if (name == "topk" && !parse_int(value, &parsed.topk)) return std::nullopt;
-    if (name == "kv_format") {
-      if (value != "fp8_ds_mla" && value != "bf16") return std::nullopt;
-      parsed.kv_format = value == "bf16" ? KvFormat::bf16 : KvFormat::fp8_ds_mla;
-      have_format = true;
-    }
+  const std::optional<int> local_heads = serve_shape::positive(shape, "local_heads");
+  const std::optional<int> topk = serve_shape::positive(shape, "topk");
+  const std::optional<std::string_view> format = serve_shape::value(shape, "kv_format");
+  if (!local_heads || !topk || !format || (*format != "fp8_ds_mla" && *format != "bf16")) {
+    return std::nullopt;
   }
-  if (!have_format || parsed.local_heads == 0 || parsed.topk == 0) return std::nullopt;
-  return parsed;
+  return ServeShape{*local_heads, *topk, *format == "bf16" ? KvFormat::bf16 : KvFormat::fp8_ds_mla};
 }
 
 const DeployFamily& deploy_family() {
-  static const DeployFamily family{kFamilyName, sizeof(tunedb_sparse_mla_decode_args), &bind,
-                                   &workspace_bytes, &launch};
+  using Args = tunedb_sparse_mla_decode_args;
+  static constexpr ArgField fields[] = {
+      {"q", ArgKind::device_pointer, offsetof(Args, q)},
+      {"kv", ArgKind::device_pointer, offsetof(Args, kv)},
+      {"indices", ArgKind::device_pointer, offsetof(Args, indices)},
+      {"out", ArgKind::device_pointer, offsetof(Args, out)},
+      {"lse", ArgKind::device_pointer, offsetof(Args, lse)},
+      {"workspace", ArgKind::device_pointer, offsetof(Args, workspace)},
+      {"workspace_bytes", ArgKind::u64, offsetof(Args, workspace_bytes)},
+      {"softmax_scale", ArgKind::f32, offsetof(Args, softmax_scale)},
+  };
+  static const DeployFamily family{kFamilyName, sizeof(Args),     fields,
+                                   &bind,       &workspace_bytes, &launch};
   return family;
 }
 

@@ -1,15 +1,18 @@
-/* The arguments of one sparse MLA decode launch from a frozen DB (libtunedb_cuda): plain C, part
- * of the installed API (deploy/tunedb_cuda.h includes it). Every pointer is a device address on
- * the launcher's device; all tensors are contiguous, row-major. */
+/* The argument record of one sparse MLA decode launch from a frozen DB (libtunedb_cuda): plain C,
+ * installed with the family's client header (client.h). serve.cpp declares the same fields by
+ * name (DeployFamily::fields), which is what callers without this header build the record from.
+ * Every pointer is a device address on the launcher's device; all tensors are contiguous,
+ * row-major. */
 #ifndef TUNEDB_SPARSE_MLA_DECODE_ARGS_H
 #define TUNEDB_SPARSE_MLA_DECODE_ARGS_H
 
-#include <stdint.h>
+#include <stdint.h> /* NOLINT(modernize-deprecated-headers): plain C */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* NOLINTBEGIN(modernize-use-using) */
 typedef struct tunedb_sparse_mla_decode_args {
   uint64_t q;               /* [batch][local_heads][576] bf16 */
   uint64_t kv;              /* [tokens][row bytes]: 656 for fp8_ds_mla, 1152 for bf16 */
@@ -20,6 +23,7 @@ typedef struct tunedb_sparse_mla_decode_args {
   uint64_t workspace_bytes; /* its size; a launch that needs more is refused, nothing enqueued */
   float softmax_scale;
 } tunedb_sparse_mla_decode_args;
+/* NOLINTEND(modernize-use-using) */
 
 #ifdef __cplusplus
 }

@@ -1,17 +1,17 @@
 """Python access to tunedb (libtunedb.so) through ctypes: look up tuned kernel configurations in a
 frozen tuning DB. No build step; the library is found via $TUNEDB_LIBRARY, next to this module, in
 the usual build directories, or installed (libtunedb.so.0 on the loader's path). `tunedb.torch`
-launches the winners as PyTorch ops (torch is needed only there).
+launches the winners on torch's stream (torch is needed only there); tunedb.launch launches
+them from device addresses, for any family, from the argument record the family declares.
 
     from tunedb import TuningDb
     with TuningDb("frozen.db") as db:
-        found = db.lookup("sparse_mla_decode", "sm_120", local_heads=16, topk=2048,
-                          kv_format="fp8_ds_mla", page_size=64, batch=8)
-        gemm = db.lookup("fp8_gemm", "sm_120", n=4096, k=7168, block=128, batch=4)
+        # e.g. a family "fp8_gemm" with dimensions n, k, block: family names and dimensions
+        # are data to tunedb.
+        found = db.lookup("fp8_gemm", "sm_120", n=4096, k=7168, block=128, batch=4)
         found.how, found.params, found.tuned_batch, found.median_us, found.device_name
         # A shape resolved once, then O(1) lookups by batch (e.g. per captured CUDA graph):
-        shape = db.shape("sparse_mla_decode", "sm_120", local_heads=16, topk=2048,
-                         kv_format="fp8_ds_mla", page_size=64)
+        shape = db.shape("fp8_gemm", "sm_120", n=4096, k=7168, block=128)
         configs = {batch: shape.lookup(batch).params for batch in (1, 2, 4, 8, 512)}
 
 Lookup rules (exact / bucket / default / not_found) are those of db/tunedb/tunedb.hpp.
@@ -240,8 +240,8 @@ class TuningDb(_Closes):
     def lookup(self, family: str, arch: str, *, batch: int, shape: Optional[str] = None,
                **dims) -> Lookup:
         """The config for (family, arch, shape, batch). The shape is the family's canonical
-        dimensions as keyword arguments (local_heads=16, topk=2048, kv_format="fp8_ds_mla",
-        page_size=64; or n=4096, k=7168, block=128 for fp8_gemm), or `shape` as canonical text."""
+        dimensions as keyword arguments (e.g. n=4096, k=7168, block=128), or `shape` as canonical
+        text."""
         shape = _shape_text(shape, dims)
         handle = self._acquire()
         try:

@@ -1,30 +1,24 @@
-"""tunedb.torch: the winners of a frozen DB as PyTorch ops, launched on torch's current stream
-(legal inside torch.cuda.graph capture). torch is needed only by this module.
+"""tunedb.torch: a frozen DB's winners launched on torch's current stream (legal inside
+torch.cuda.graph capture), for any family the library launches. torch is needed only by this
+module. A family's typed op (dtype and shape checks, its shape text) lives in the family's own
+package, built on `launch` here (e.g. kernels/<family>/python).
 
     import tunedb.torch as tt
-    launcher = tt.open("frozen.db", device=0)              # at start-up, outside any capture
-    workspace = tt.workspace(launcher, q_heads=16, topk=2048, max_batch=512)
-    report = tt.sparse_mla_decode(q, kv, indices, out, lse, softmax_scale, workspace,
-                                  launcher=launcher)     # report.how: exact / bucket / default
+    launcher = tt.open("frozen.db", device=0)               # at start-up, outside any capture
+    workspace = tt.workspace(launcher, "<family>", shape, max_batch=512)
+    report = tt.launch(launcher, "<family>", shape, batch, workspace=workspace,
+                       workspace_bytes=workspace.numel(), ...)  # the family's fields, by name
 
-q [B, H, 576] bf16, kv [tokens, 656] uint8 (fp8_ds_mla) or [tokens, 576] bf16, indices [B, topk]
-int32 (flat token ids, -1 = invalid), out [B, H, 512] bf16, lse [B, H] float32, workspace uint8:
-all contiguous, on the launcher's device. A wrong dtype raises TypeError, anything else wrong
-ValueError, both naming the argument and what it must be; nothing is launched then."""
-
-from typing import Optional, Tuple
+Tensor arguments must be contiguous and on the launcher's device (ValueError naming the argument
+otherwise); the record's fields are checked by name (TypeError naming what is missing or
+unknown)."""
 
 import torch
 
 from . import TunedbError
-from .launch import SPARSE_MLA_DECODE, Launcher, Report
+from .launch import Launcher, Report
 
-__all__ = ["open", "workspace", "sparse_mla_decode", "check_decode_args", "kv_format_of",
-           "Launcher", "Report", "TunedbError"]
-
-FP8_DS_MLA_ROW_BYTES = 656
-HEAD_DIM = 576
-VALUE_DIM = 512
+__all__ = ["open", "workspace", "launch", "check_tensor", "Launcher", "Report", "TunedbError"]
 
 
 def open(path: str, device=None) -> Launcher:  # noqa: A001 (the module's verb)
@@ -41,38 +35,19 @@ def open(path: str, device=None) -> Launcher:  # noqa: A001 (the module's verb)
         return Launcher(path, index)
 
 
-def shape_text(kv_format: str, local_heads: int, topk: int, page_size: int = 64) -> str:
-    """The canonical shape text the DB keys on."""
-    return "kv_format=%s,local_heads=%d,page_size=%d,topk=%d" % (kv_format, local_heads,
-                                                                  page_size, topk)
+def device_of(launcher: Launcher) -> torch.device:
+    return torch.device("cuda", launcher.device)
 
 
-def workspace(launcher: Launcher, q_heads: int, topk: int, max_batch: int,
-              kv_format: str = "fp8_ds_mla", page_size: int = 64) -> torch.Tensor:
-    """A uint8 workspace on the launcher's device, large enough for every batch up to
-    max_batch (allocate it once, before capture)."""
-    size = launcher.workspace_bytes(SPARSE_MLA_DECODE,
-                                    shape_text(kv_format, q_heads, topk, page_size), max_batch)
-    return torch.empty(max(size, 1), dtype=torch.uint8, device="cuda:%d" % launcher.device)
+def workspace(launcher: Launcher, family: str, shape: str, max_batch: int) -> torch.Tensor:
+    """A uint8 workspace on the launcher's device, large enough for every batch up to max_batch
+    (allocate it once, before capture)."""
+    size = launcher.workspace_bytes(family, shape, max_batch)
+    return torch.empty(max(size, 1), dtype=torch.uint8, device=device_of(launcher))
 
 
-def kv_format_of(kv) -> str:
-    if kv.dtype == torch.uint8 and kv.dim() == 2 and kv.shape[1] == FP8_DS_MLA_ROW_BYTES:
-        return "fp8_ds_mla"
-    if kv.dtype == torch.bfloat16 and kv.dim() == 2 and kv.shape[1] == HEAD_DIM:
-        return "bf16"
-    raise TypeError("kv must be [tokens, %d] uint8 (fp8_ds_mla) or [tokens, %d] bfloat16, got %s "
-                    "%s" % (FP8_DS_MLA_ROW_BYTES, HEAD_DIM, tuple(kv.shape), kv.dtype))
-
-
-def _expect(name, tensor, dtype, shape, device) -> None:
-    if not isinstance(tensor, torch.Tensor):
-        raise TypeError("%s must be a torch.Tensor, got %s" % (name, type(tensor).__name__))
-    if tensor.dtype != dtype:
-        raise TypeError("%s must be %s, got %s" % (name, dtype, tensor.dtype))
-    if tuple(tensor.shape) != tuple(shape):
-        raise ValueError("%s must have shape %s, got %s" % (name, tuple(shape),
-                                                            tuple(tensor.shape)))
+def check_tensor(name: str, tensor, device: torch.device) -> None:
+    """ValueError naming `name` unless it is a contiguous tensor on `device`."""
     if tensor.device != device:
         raise ValueError("%s is on %s, but the launcher serves %s: move it there" %
                          (name, tensor.device, device))
@@ -80,42 +55,12 @@ def _expect(name, tensor, dtype, shape, device) -> None:
         raise ValueError("%s must be contiguous: pass %s.contiguous()" % (name, name))
 
 
-def check_decode_args(q, kv, indices, out, lse, workspace_tensor,
-                      device) -> Tuple[str, int, int, int]:
-    """Checks every tensor (TypeError / ValueError naming it); returns (kv_format, batch, heads,
-    topk)."""
-    if not isinstance(q, torch.Tensor) or q.dim() != 3 or q.shape[2] != HEAD_DIM:
-        raise ValueError("q must be [batch, heads, %d] bfloat16, got %s" %
-                         (HEAD_DIM, tuple(getattr(q, "shape", ()))))
-    batch, heads = int(q.shape[0]), int(q.shape[1])
-    _expect("q", q, torch.bfloat16, (batch, heads, HEAD_DIM), device)
-    kv_format = kv_format_of(kv)
-    _expect("kv", kv, kv.dtype, tuple(kv.shape), device)
-    if not isinstance(indices, torch.Tensor) or indices.dim() != 2:
-        raise ValueError("indices must be [batch, topk] int32")
-    topk = int(indices.shape[1])
-    _expect("indices", indices, torch.int32, (batch, topk), device)
-    _expect("out", out, torch.bfloat16, (batch, heads, VALUE_DIM), device)
-    _expect("lse", lse, torch.float32, (batch, heads), device)
-    if not isinstance(workspace_tensor, torch.Tensor) or workspace_tensor.dim() != 1:
-        raise ValueError("workspace must be a 1-D uint8 tensor from tunedb.torch.workspace()")
-    _expect("workspace", workspace_tensor, torch.uint8, tuple(workspace_tensor.shape), device)
-    return kv_format, batch, heads, topk
-
-
-def sparse_mla_decode(q, kv, indices, out, lse, softmax_scale: float, workspace,
-                      launcher: Optional[Launcher] = None, page_size: int = 64) -> Report:
+def launch(launcher: Launcher, family: str, shape: str, batch: int, **fields) -> Report:
     """Launches the DB's winner for this batch (or the default, which the report says) on torch's
-    current stream, writing out and lse. Raises TunedbError(kind="workspace") when the workspace
-    is smaller than this batch needs."""
-    if launcher is None:
-        raise ValueError("launcher is required: tunedb.torch.open(path) at start-up")
-    device = torch.device("cuda", launcher.device)
-    kv_format, batch, heads, topk = check_decode_args(q, kv, indices, out, lse, workspace, device)
-    if not softmax_scale > 0:
-        raise ValueError("softmax_scale must be positive, got %r" % (softmax_scale,))
+    current stream. Tensors are passed by address after check_tensor; other fields as given."""
+    device = device_of(launcher)
+    for name, value in fields.items():
+        if isinstance(value, torch.Tensor):
+            check_tensor(name, value, device)
     stream = torch.cuda.current_stream(device).cuda_stream
-    return launcher.launch_sparse_mla_decode(
-        shape_text(kv_format, heads, topk, page_size), batch, q.data_ptr(), kv.data_ptr(),
-        indices.data_ptr(), out.data_ptr(), lse.data_ptr(), workspace.data_ptr(),
-        workspace.numel(), float(softmax_scale), stream)
+    return launcher.launch(family, shape, batch, stream, **fields)
