@@ -95,8 +95,12 @@ Utility load_utility() {
   const auto function = [&](const char* name) {
     return module.function(compiled.lowered_names.at(name));
   };
-  return {std::move(module), function("fp8_gemm_reference"), function("fp8_gemm_fill_e4m3"),
-          function("fp8_gemm_fill_scale")};
+  // The functions first: a braced list evaluates left to right, so moving the module in the same
+  // list would leave `function` asking a moved-from (null) module.
+  CUfunction reference = function("fp8_gemm_reference");
+  CUfunction fill_e4m3 = function("fp8_gemm_fill_e4m3");
+  CUfunction fill_scale = function("fp8_gemm_fill_scale");
+  return {std::move(module), reference, fill_e4m3, fill_scale};
 }
 
 // One GEMM's device buffers: operands drawn on the GPU, C (bf16) and the fp32 reference.
