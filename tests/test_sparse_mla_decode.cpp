@@ -222,11 +222,11 @@ TEST_CASE("launch geometry follows the split rule") {
   CHECK(geometry.requested_splits == 128);  // min(512 / 1, 2048 / 16)
   CHECK(geometry.num_splits == 128);
   CHECK(geometry.tokens_per_split == 16);
-  shape.batch = 48;  // ceil(512 / 48) = 11 splits requested -> 12 tiles each -> 11 splits
+  shape.batch = 48;  // floor(512 / 48) = 10 splits requested -> 13 tiles each -> 10 splits
   geometry = launch_geometry(config, shape);
-  CHECK(geometry.requested_splits == 11);
-  CHECK(geometry.tokens_per_split == 12 * 16);
-  CHECK(geometry.num_splits == 11);
+  CHECK(geometry.requested_splits == 10);
+  CHECK(geometry.tokens_per_split == 13 * 16);
+  CHECK(geometry.num_splits == 10);
   shape.batch = 128;  // 512 / 128 = 4
   geometry = launch_geometry(config, shape);
   CHECK(geometry.num_splits == 4);

@@ -33,8 +33,8 @@ SplitPlan expected_plan(int batch, int heads, int topk, int block_t, int block_h
   for (int covered = 0; covered < heads; covered += block_h) ++plan.head_groups;
   int tiles = 0;
   for (int token = 0; token < topk; token += block_t) ++tiles;
-  int wanted = 1;
-  while (wanted * batch * plan.head_groups < target) ++wanted;
+  int wanted = 1;  // the most splits whose CTAs stay within the target, at least one
+  while ((wanted + 1) * batch * plan.head_groups <= target) ++wanted;
   plan.requested_splits = wanted > tiles ? tiles : wanted;
   int per_split = 1;
   while (per_split * plan.requested_splits < tiles) ++per_split;
@@ -85,8 +85,9 @@ tunedb_sparse_mla_decode_args good_args() {
 TEST_CASE("split plan: hand-computed cases") {
   // batch 1, 16 heads, BLOCK_T 16: 128 tiles, TARGET_CTAS 512 asks 512 splits, clamped to 128.
   check_plan(split_plan({1, 16, 2048}, {16, 16, 512}), {1, 128, 128, 16});
-  // batch 7, TARGET 128: ceil(128/7) = 19 splits asked, 7 tiles each (19 x 7 = 133 >= 128).
-  check_plan(split_plan({7, 16, 2048}, {16, 16, 128}), {1, 19, 19, 112});
+  // batch 7, TARGET 128: floor(128/7) = 18 splits asked (126 CTAs <= 128), 8 tiles each
+  // (18 x 7 = 126 < 128 tiles), so 16 splits own a tile.
+  check_plan(split_plan({7, 16, 2048}, {16, 16, 128}), {1, 18, 16, 128});
   // 10 tiles, 7 splits asked: 2 tiles each, so only 5 splits own a tile.
   check_plan(split_plan({1, 16, 160}, {16, 16, 7}), {1, 7, 5, 32});
   // batch 512: one split, no combine.
@@ -142,7 +143,7 @@ TEST_CASE("parameter blocks carry the buffers, dimensions and plan") {
   CHECK(split.batch == 4);
   CHECK(split.n_local_heads == 16);
   CHECK(split.topk == 2048);
-  CHECK(split.num_splits == 64);  // ceil(256 / 4) = 64 = tiles
+  CHECK(split.num_splits == 64);  // 256 / 4 = 64 = tiles
   CHECK(split.tokens_per_split == 32);
   CHECK(split.scale_log2 == doctest::Approx(0.125 / std::log(2.0)).epsilon(1e-6));
   const smla::CombineParams combine = pack_combine(buffers, {4, 16, 2048}, plan);

@@ -24,8 +24,11 @@ SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params) {
   SplitPlan plan;
   plan.head_groups = ceil_div(dims.local_heads, params.block_h);
   const int tiles = ceil_div(dims.topk, params.block_t);
+  // Rounded down, so that the grid never exceeds TARGET_CTAS (unless one split already does): a
+  // config tuned at one batch keeps its number of waves at the smaller batches the bucket rule
+  // hands it (rounded up, the batch-32 winner made 140 CTAs on 132 SMs at batch 28: BENCHMARKS §9).
   plan.requested_splits =
-      std::clamp(ceil_div(params.target_ctas, dims.batch * plan.head_groups), 1, tiles);
+      std::clamp(params.target_ctas / (dims.batch * plan.head_groups), 1, tiles);
   const int tiles_per_split = ceil_div(tiles, plan.requested_splits);
   plan.num_splits = ceil_div(tiles, tiles_per_split);
   plan.tokens_per_split = tiles_per_split * params.block_t;

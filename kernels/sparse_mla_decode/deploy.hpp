@@ -23,7 +23,7 @@ struct GeometryParams {
   int target_ctas = 512;
 };
 
-// head_groups = ceil(local_heads / BLOCK_H); requested = clamp(ceil(TARGET_CTAS / (batch x
+// head_groups = ceil(local_heads / BLOCK_H); requested = clamp(floor(TARGET_CTAS / (batch x
 // head_groups)), 1, tiles) with tiles = ceil(topk / BLOCK_T); each split owns
 // ceil(tiles / requested) whole tiles, and splits that would own none are not launched.
 struct SplitPlan {

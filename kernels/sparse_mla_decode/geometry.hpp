@@ -8,7 +8,7 @@ namespace tuner::smla_family {
 struct LaunchGeometry {
   int head_groups = 0;
   int requested_splits =
-      0;               // clamp(ceil(TARGET_CTAS / (batch x head_groups)), 1, ceil(topk / BLOCK_T))
+      0;               // clamp(floor(TARGET_CTAS / (batch x head_groups)), 1, ceil(topk / BLOCK_T))
   int num_splits = 0;  // splits that own at least one tile (<= requested)
   int tokens_per_split = 0;            // a multiple of BLOCK_T
   unsigned split_grid[3] = {0, 0, 0};  // (num_splits, head_groups, batch)

@@ -1,5 +1,6 @@
 #include "kernels/sparse_mla_decode/source.hpp"
 
+#include "core/hash.hpp"
 #include "core/templates.hpp"
 
 namespace tuner::smla_family {
@@ -9,8 +10,11 @@ std::vector<SourceFile> template_headers() {
   return template_files({"common/", "sparse_mla_decode/"});
 }
 
+// The templates and the split rule (deploy.cpp): trials timed under another rule launched other
+// grids, so a change of either must not resume them.
 const std::string& source_hash() {
-  static const std::string hash = templates_hash({"common/", "sparse_mla_decode/"});
+  static const std::string hash = sha256_hex(templates_hash({"common/", "sparse_mla_decode/"}) +
+                                             " split rule 2: floor(TARGET_CTAS / CTAs per split)");
   return hash;
 }
 
