@@ -162,12 +162,22 @@ TEST_CASE("batch search: disagreeing anchors widen to every launch-time variant 
   CHECK(std::count(wide.measure.begin(), wide.measure.end(), "K3/t2") == 0);  // not near
   REQUIRE_FALSE(wide.skipped.empty());
   CHECK(contains(wide.skipped.front().reason, "every launch-time variant"));
-  // Anchors that agree do not widen: the launch-time variants are not added.
+  // Anchors that agree (K1/t1 best at both) do not widen: only the nearest kernel's launch-time
+  // variants are added (K1's), not K2's beyond those within the margin.
   BatchTimings agree = at64;
   agree.median_us["K1/t1"] = 49.0;
   const BatchPick narrow =
       tuner::pick_configs(48, configs, "K3/t1", anchors, {at8, agree}, policy, groups);
-  CHECK(std::count(narrow.measure.begin(), narrow.measure.end(), "K1/t3") == 0);
+  for (const std::string variant : {"t1", "t2", "t3", "t4"}) {
+    CHECK(std::count(narrow.measure.begin(), narrow.measure.end(), "K1/" + variant) == 1);
+  }
+  CHECK(std::count(narrow.measure.begin(), narrow.measure.end(), "K2/t3") == 0);
+  CHECK(std::count(narrow.measure.begin(), narrow.measure.end(), "K2/t4") == 0);
+  CHECK(contains(narrow.skipped.front().reason, "of the 1 kernels closest"));
+  policy.agreed_sibling_groups = 0;  // the rule before: agreeing anchors add no variants
+  const BatchPick before =
+      tuner::pick_configs(48, configs, "K3/t1", anchors, {at8, agree}, policy, groups);
+  CHECK(std::count(before.measure.begin(), before.measure.end(), "K1/t3") == 0);
 }
 
 TEST_CASE("batch search: a config that failed at an anchor is skipped, saying so") {

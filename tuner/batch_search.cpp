@@ -190,9 +190,11 @@ BatchPick pick_configs(int batch, const std::vector<std::string>& configs,
       order.begin(),
       order.begin() +
           std::min<std::ptrdiff_t>(policy.max_keep, static_cast<std::ptrdiff_t>(order.size())));
-  // Between disagreeing anchors the split count's best value changes with the batch's waves.
+  // The split count's best value follows the batch's waves, not the anchors: the nearest
+  // kernel's launch-time variants always, more kernels' between disagreeing anchors.
   const int sibling_groups =
-      disagree ? add_siblings(order, configs, groups, policy.sibling_groups, keep) : 0;
+      add_siblings(order, configs, groups,
+                   disagree ? policy.sibling_groups : policy.agreed_sibling_groups, keep);
   keep.insert(default_params);
   if (const BatchTimings* before = previous(batch, anchors, done)) {
     const auto below = ranked(*before);
