@@ -120,71 +120,90 @@ void set_search_options(double margin_pct, double finalist_margin_pct, SweepRequ
   }
 }
 
-int run_sweep(const Args& args) {
-  ProblemOptions problem = problem_options_for(args);
+namespace {
+
+// The sweep's options as typed on the command line, before they are parsed into the request.
+struct SweepText {
   std::string db_path;
-  std::string batches = problem.family->default_batches;
-  int max_batch = problem.family->default_max_batch;
+  std::string batches;
+  int max_batch = 0;
   std::string anchors = "1,8,64,512";
   std::string budget_arch;
   std::string cache_dir;
   std::string shard_text = "1/1";
-  SweepRequest request;
-  double margin_pct = request.search.margin * 100.0;
-  double finalist_margin_pct = request.finalist_margin * 100.0;
-  po::options_description options("sweep options");
-  add_problem_options(options, problem);
-  options.add_options()("db", po::value(&db_path)->required(),
+  double margin_pct = 0.0;
+  double finalist_margin_pct = 0.0;
+};
+
+void add_sweep_options(po::options_description& options, SweepText& text, SweepRequest& request) {
+  options.add_options()("db", po::value(&text.db_path)->required(),
                         "SQLite tuning DB (created when missing)")(
-      "batches", po::value(&batches)->default_value(batches),
+      "batches", po::value(&text.batches)->default_value(text.batches),
       "batch sizes to tune: a list (1,2,4), ranges (1-16, 8-64:8) and/or 'cudagraph' (vLLM's "
       "CUDA-graph capture sizes up to --max-batch)")(
-      "max-batch", po::value(&max_batch)->default_value(max_batch),
+      "max-batch", po::value(&text.max_batch)->default_value(text.max_batch),
       "the largest batch of 'cudagraph' (the family's default maximum)")(
       "exhaustive", po::bool_switch(&request.exhaustive),
       "measure and verify every config at every batch (no batch search)")(
-      "search-anchors", po::value(&anchors)->default_value(anchors),
+      "search-anchors", po::value(&text.anchors)->default_value(text.anchors),
       "batch search: the batches nearest these are measured exhaustively")(
-      "search-margin", po::value(&margin_pct)->default_value(margin_pct),
+      "search-margin", po::value(&text.margin_pct)->default_value(text.margin_pct),
       "batch search: elsewhere measure configs within this % of a neighbouring anchor's best")(
       "search-keep", po::value(&request.search.max_keep)->default_value(request.search.max_keep),
       "batch search: at most this many configs per non-anchor batch (plus the default and the "
-      "batch below's fastest)")("budget-arch", po::value(&budget_arch),
+      "batch below's fastest)")("budget-arch", po::value(&text.budget_arch),
                                 "prune with this arch's limits (e.g. sm_120); default: the GPU's")(
       "device", po::value(&request.device)->default_value(0), "CUDA device ordinal")(
       "devices", po::value(&request.devices),
       "all | 0,1,...: one worker per GPU (all of one model), one queue longest first; the "
       "finalists are re-timed on the first")("force", po::bool_switch(&request.force),
                                              "measure again what the DB already holds")(
-      "cache-dir", po::value(&cache_dir), "cubin cache directory (default $XDG_CACHE_HOME/tuner)")(
+      "cache-dir", po::value(&text.cache_dir),
+      "cubin cache directory (default $XDG_CACHE_HOME/tuner)")(
       "finalists", po::value(&request.finalists)->default_value(request.finalists),
       "configs timed in full against the default, at most")(
       "screen-replays", po::value(&request.screen_replays)->default_value(request.screen_replays),
       "batch search: first pass = 1 warm-up + this many replays of the L2-safe graph (a "
       "ranking); only finalists get the full protocol; 0: full protocol for every measurement")(
-      "finalist-margin", po::value(&finalist_margin_pct)->default_value(finalist_margin_pct),
+      "finalist-margin",
+      po::value(&text.finalist_margin_pct)->default_value(text.finalist_margin_pct),
       "batch search, between anchors: finalists are the configs screened within this % of the "
       "best (at most --finalists)")(
       "memory-gib", po::value(&request.memory_gib)->default_value(request.memory_gib),
       "input footprint in GiB (KV cache, GEMM operand rotations): at least 4x the GPU's L2, else "
       "refused")(
-      "shard", po::value(&shard_text),
+      "shard", po::value(&text.shard_text),
       "i/N: measure only this deterministic slice of the (batch, config) work into --db "
       "and record no winners; tuner merge puts the N shard DBs together and decides them")(
       "test-fault-candidate", po::bool_switch(&request.inject_fault_candidate),
       "test only: add a candidate that writes out of bounds, to prove fault isolation");
+}
+
+}  // namespace
+
+int run_sweep(const Args& args) {
+  ProblemOptions problem = problem_options_for(args);
+  SweepRequest request;
+  SweepText text;
+  text.batches = problem.family->default_batches;
+  text.max_batch = problem.family->default_max_batch;
+  text.margin_pct = request.search.margin * 100.0;
+  text.finalist_margin_pct = request.finalist_margin * 100.0;
+  po::options_description options("sweep options");
+  add_problem_options(options, problem);
+  add_sweep_options(options, text, request);
   if (!parse_or_help("sweep", "--db FILE [options]", options, args)) return 0;
-  request.db_path = db_path;
+  request.db_path = text.db_path;
   const Problem parsed = parse_problem(problem);
   request.family = parsed.family;
   request.shape = parsed.shape;
-  request.batches = parse_batch_set(batches, max_batch);
-  request.search.anchor_targets = parse_int_list(anchors, "search-anchors");
-  set_search_options(margin_pct, finalist_margin_pct, request);
-  request.shard = parse_shard(shard_text);
+  request.batches = parse_batch_set(text.batches, text.max_batch);
+  request.search.anchor_targets = parse_int_list(text.anchors, "search-anchors");
+  set_search_options(text.margin_pct, text.finalist_margin_pct, request);
+  request.shard = parse_shard(text.shard_text);
   if (!request.devices.empty()) (void)parse_devices(request.devices);  // exit 2 before any GPU work
-  if (!budget_arch.empty()) request.budget_arch = budget_arch;
-  request.cache_dir = cache_dir.empty() ? default_cache_dir().string() : cache_dir;
+  if (!text.budget_arch.empty()) request.budget_arch = text.budget_arch;
+  request.cache_dir = text.cache_dir.empty() ? default_cache_dir().string() : text.cache_dir;
   CubinCache check_cache_dir(request.cache_dir);  // fails early, naming the dir, when unusable
   request.command_line = joined("tuner sweep", args);
   ProgressBar bar;
