@@ -234,11 +234,12 @@ __device__ __forceinline__ void with_slice(int slice, F&& f) {
   f(SliceTag<S>{});
 }
 
+// Latent segments per loop body of a score item. Measured on the H200 (BENCHMARKS.md section 7,
+// same run): 1 / 2 / 4 bodies gave 65.19 / 63.54 / 70.14 us at batch 128 and 42.09 / 41.78 / 45.84
+// at 64 (ptxas, sm_90: 133 / 147 / 182 registers for the batch-128 winner).
+constexpr int kSegmentUnroll = 2;
+
 // One score item: rows of m-tile m_tile x NG n-tiles from first_n, the segments of slice SLICE.
-#ifndef SEGMENT_UNROLL
-#define SEGMENT_UNROLL 2
-#endif
-constexpr int kSegmentUnroll = SEGMENT_UNROLL;
 template <int SLICE, int BLOCK_H, int KSPLIT, int NG, int KV_FORMAT, int MMA, int UNPACK>
 __device__ __forceinline__ void score_item(const smla::SmemLayout& layout,
                                            const unsigned char* smem, const unsigned char* ring,
@@ -256,8 +257,8 @@ __device__ __forceinline__ void score_item(const smla::SmemLayout& layout,
       ring + (first_n * 8 + lane % 8) * layout.ring_row_stride + (lane / 8) * 16;
   const int row = m_tile * 16 + lane / 4;
   float total[NG][4] = {};
-  // The latent segments of this slice in a loop of SEGMENT_UNROLL bodies (fully unrolled, the
-  // hoisted loads of all 8 segments took the batch-128 winner from 163 to 245 registers), the
+  // The latent segments of this slice in a loop of kSegmentUnroll bodies (fully unrolled, the
+  // hoisted loads of all 8 segments took the batch-128 winner from 168 to 245 registers), the
   // rope segment (the last) after it where it belongs to this slice.
 #pragma unroll kSegmentUnroll
   for (int segment = SLICE; segment < smla::kScoreSegments - 1; segment += KSPLIT) {
