@@ -75,7 +75,9 @@ bool selected(const Config& config, const std::string& where) {
       char* end = nullptr;
       const long parsed = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end != '\0') {
-        throw InputError("--where " + name + ": '" + value + "' is not an integer");
+        std::string message = "--where ";
+        message.append(name).append(": '").append(value).append("' is not an integer");
+        throw InputError(message);
       }
       any = any || parsed == actual;
     }
