@@ -70,6 +70,7 @@ void add(MergeSummary& summary, db::MergeCounts counts) {
   summary.runs_added += counts.runs_added;
   summary.trials_added += counts.trials_added;
   summary.trials_already_there += counts.trials_already_there;
+  summary.plan_fates_shared += counts.plan_fates_shared;
   for (db::MergeConflict& conflict : counts.conflicts) {
     summary.conflicts.push_back(std::move(conflict));
   }

@@ -31,6 +31,7 @@ struct MergeSummary {
   std::int64_t runs_added = 0;
   std::int64_t trials_added = 0;
   std::int64_t trials_already_there = 0;
+  std::int64_t plan_fates_shared = 0;  // plan fates another input's run already recorded
   std::vector<db::MergeConflict> conflicts;
   int winners_decided = 0;         // from the merged trials
   int winners_kept = 0;            // decided by a sweep's interleaved re-timing, kept as they were

@@ -80,10 +80,20 @@ void copy_runs_and_problems(const Connection& c, MergeCounts& counts) {
 // The incoming trials under the output's ids, less those the output already holds.
 void stage_trials(const Connection& c, MergeCounts& counts) {
   c.exec("DROP TABLE IF EXISTS temp.merge_trials");
+  // Every sweep shard records the whole plan: a plan fate the output already holds under another
+  // run (same problem, config, source, budget arch, fate and reason) is kept once, and is not
+  // even staged (BENCHMARKS.md section 10: 99 % of 16 shards' rows were such copies).
   c.exec(std::string("CREATE TEMP TABLE merge_trials AS SELECT ") + kTrialCopyColumns +
          ", rm.dst_id AS run_id, pm.dst_id AS problem_id FROM src.trials t "
          "JOIN temp.merge_run_map rm ON rm.src_id = t.run_id "
-         "JOIN temp.merge_problem_map pm ON pm.src_id = t.problem_id");
+         "JOIN temp.merge_problem_map pm ON pm.src_id = t.problem_id "
+         "WHERE t.stage <> 'plan' OR NOT EXISTS (SELECT 1 FROM main.trials m INDEXED BY "
+         "trials_plan_key WHERE m.problem_id = pm.dst_id AND m.params_json = t.params_json AND "
+         "m.stage = 'plan' AND m.source_hash = t.source_hash AND m.budget_arch = t.budget_arch "
+         "AND m.fate = t.fate AND m.reason = t.reason)");
+  counts.plan_fates_shared =
+      c.query_int64("SELECT COUNT(*) FROM src.trials WHERE stage = 'plan'") -
+      c.query_int64("SELECT COUNT(*) FROM temp.merge_trials WHERE stage = 'plan'");
   // Only runs the output held before can hold these trials already; their rows are looked up
   // through a temp index on the natural key (main.trials has none, and needs none otherwise).
   c.exec("DROP TABLE IF EXISTS temp.merge_existing");

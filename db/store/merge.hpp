@@ -35,6 +35,7 @@ struct MergeCounts {
   std::int64_t runs_added = 0;
   std::int64_t trials_added = 0;
   std::int64_t trials_already_there = 0;
+  std::int64_t plan_fates_shared = 0;  // plan fates held already under another run: not copied
   std::int64_t winners_written = 0;
   std::vector<MergeConflict> conflicts;
 };

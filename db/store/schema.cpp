@@ -89,6 +89,8 @@ CREATE UNIQUE INDEX IF NOT EXISTS trials_resume_key_v3
              measure_env)
   WHERE stage = 'measure' AND fate NOT IN ('transient', 'skipped_by_search');
 CREATE INDEX IF NOT EXISTS trials_by_run ON trials (run_id);
+-- tuner merge: a plan fate another shard's run already recorded is not copied again.
+CREATE INDEX IF NOT EXISTS trials_plan_key ON trials (problem_id, params_json) WHERE stage = 'plan';
 
 CREATE TABLE IF NOT EXISTS winners (
   id INTEGER PRIMARY KEY,

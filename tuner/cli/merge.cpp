@@ -38,12 +38,13 @@ void print_summary(const std::string& out, const MergeSummary& summary) {
   }
   for (const std::string& note : summary.notes) std::printf("note: %s\n", note.c_str());
   std::printf(
-      "merged into %s (%s): %lld runs and %lld trials added, %lld trials already there, %zu "
-      "conflicts resolved; winners: %d decided from the merged trials, %d kept from sweeps; "
-      "%.2f s\n",
+      "merged into %s (%s): %lld runs and %lld trials added, %lld trials already there, %lld "
+      "plan fates held once for every shard, %zu conflicts resolved; winners: %d decided from "
+      "the merged trials, %d kept from sweeps; %.2f s\n",
       out.c_str(), summary.out_existed ? "existing" : "new",
       static_cast<long long>(summary.runs_added), static_cast<long long>(summary.trials_added),
-      static_cast<long long>(summary.trials_already_there), summary.conflicts.size(),
+      static_cast<long long>(summary.trials_already_there),
+      static_cast<long long>(summary.plan_fates_shared), summary.conflicts.size(),
       summary.winners_decided, summary.winners_kept, summary.wall_s);
 }
 
