@@ -38,12 +38,19 @@ struct Timed {
   db::Fate fate = db::Fate::measured;
 };
 
+struct PlanFate {
+  std::string params;
+  db::Fate fate;
+  std::string reason;
+};
+
 struct StoreSpec {
   std::optional<ShardSpec> shard;
   std::vector<Timed> trials;
   std::string source_hash = mla().source_hash();
   bool ended = true;
   std::string work = "sweep test-work";
+  std::vector<PlanFate> plan = {};
 };
 
 void write_store(const fs::path& path, const StoreSpec& spec) {
@@ -81,6 +88,17 @@ void write_store(const fs::path& path, const StoreSpec& spec) {
       trial.samples = 30;
       trial.rel_spread = timed.spread;
     }
+    store.record_trial(trial);
+  }
+  for (const PlanFate& fate : spec.plan) {
+    db::TrialRecord trial;
+    trial.run_id = run_id;
+    trial.problem_id = store.problem_id({"sparse_mla_decode", kShape, std::nullopt});
+    trial.source_hash = spec.source_hash;
+    trial.budget_arch = "sm_90";
+    trial.params_json = fate.params;
+    trial.fate = fate.fate;
+    trial.reason = fate.reason;
     store.record_trial(trial);
   }
   if (spec.ended) store.end_run(run_id);
@@ -168,6 +186,32 @@ TEST_CASE("merge: complete shards give the union, winners decided by the noise-a
   CHECK(b8.default_median_us == doctest::Approx(20.0));
   CHECK(b16.params_json == d);
   CHECK(b16.decision == db::Decision::default_kept);
+}
+
+TEST_CASE("merge: a plan fate every shard recorded is held once; a different one is kept") {
+  test::TempDir dir;
+  const std::string d = default_params();
+  const PlanFate x{kX, db::Fate::survivor, "fits"};
+  StoreSpec first{ShardSpec{1, 2}, {{8, d, 20.0, 0.01}}};
+  first.plan = {x, PlanFate{kY, db::Fate::pruned_budget, "smem 300000 B"}};
+  StoreSpec second{ShardSpec{2, 2}, {{8, kX, 10.0, 0.01}}};
+  second.plan = {x, PlanFate{kY, db::Fate::pruned_budget, "smem 300001 B"}};
+  write_store(dir / "s1.db", first);
+  write_store(dir / "s2.db", second);
+  const MergeRequest request{(dir / "out.db").string(),
+                             {(dir / "s1.db").string(), (dir / "s2.db").string()}};
+  const MergeSummary summary = run_merge(request);
+  CHECK(summary.plan_fates_shared == 1);  // s2's copy of kX's fate
+  CHECK(summary.trials_added == 2 + 3);   // two measured, kX once, kY's two different reasons
+  const db::Store out = db::Store::open_read_only(dir / "out.db");
+  db::TrialFilter plan;
+  plan.stage = db::Stage::plan;
+  CHECK(out.count_trials(plan) == 3);
+  CHECK(out.runs().size() == 2);
+  const MergeSummary again = run_merge(request);
+  CHECK(again.trials_added == 0);
+  CHECK(again.plan_fates_shared == 4);  // every incoming plan fate is held already
+  CHECK(db::Store::open_read_only(dir / "out.db").count_trials(plan) == 3);
 }
 
 TEST_CASE("merge: merging the same files again changes nothing") {
