@@ -73,7 +73,7 @@ struct DeployFamily {
   std::string_view name;
   std::size_t args_size = 0;         // sizeof the family's argument record
   std::span<const ArgField> fields;  // every field of the record, by offset
-  // Start-up: fills the bound config from the frozen kernels by role ("split.fp8_ds_mla",
+  // Start-up: fills the bound config from the frozen kernels by role (e.g. "split",
   // "combine"; nullptr when the cubin has no kernel of that role) and the config's values.
   // Throws std::runtime_error naming a value the geometry needs and the config lacks.
   BoundConfig (*bind)(const std::function<const BoundKernel*(std::string_view role)>& kernel,

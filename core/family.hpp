@@ -63,7 +63,7 @@ struct DeviceSession {
 // One kernel of a frozen config as the serving launcher binds it (core/deploy_family.hpp), stored
 // next to the cubin by `tuner freeze` so that serving needs neither the tuner nor a compiler.
 struct FrozenLaunch {
-  std::string role;             // the family's role name, e.g. "split.fp8_ds_mla", "combine"
+  std::string role;             // the family's role name, e.g. "split", "combine"
   std::string name_expression;  // one of frozen_program's name expressions
   int block_threads = 0;
   int dynamic_smem = 0;      // bytes each launch asks for
@@ -91,7 +91,7 @@ struct Family {
   // Validates input values (every dim present) into the canonical Shape. Throws InputError naming
   // the dimension and its allowed values.
   Shape (*canonicalize)(const std::map<std::string, std::string>& values) = nullptr;
-  // "16 local heads, topk 2048, fp8_ds_mla, page 64" for tables and reports.
+  // the shape in words for tables and reports (each family words its own dimensions).
   std::string (*describe_shape)(const Shape& shape) = nullptr;
   const std::vector<Parameter>& (*space)() = nullptr;  // launch_only marks grid-only parameters
   Config (*default_config)() = nullptr;

@@ -13,7 +13,8 @@ namespace tuner {
 // Part of every measured trial's resume key: bump it when the protocol below changes what a
 // timing means, so that a resumed sweep measures again instead of mixing protocols.
 //   1: 32 launches per graph (each family's session rotates that many input sets), whatever the
-//      batch: at batch 1 one replay of the sparse-MLA graph touched ~41 MB, less than an H200's L2.
+//      batch: at batch 1 one replay of a 32-launch graph touched ~41 MB, less than an H200's L2
+//      (BENCHMARKS.md section 8).
 //   2: the family's session sizes each timing graph (DeviceSession::launches_per_graph) so that one
 //      replay touches >= kL2Factor x the device's L2 in distinct input bytes; per-launch quantiles
 //      (Timing::launch_p10_us / launch_p90_us) are measured with event nodes inside the graph.

@@ -190,7 +190,7 @@ BatchPick pick_configs(int batch, const std::vector<std::string>& configs,
       order.begin(),
       order.begin() +
           std::min<std::ptrdiff_t>(policy.max_keep, static_cast<std::ptrdiff_t>(order.size())));
-  // The split count's best value follows the batch's waves, not the anchors: the nearest
+  // A launch-time variant's best value follows the batch's waves, not the anchors: the nearest
   // kernel's launch-time variants always, more kernels' between disagreeing anchors.
   const int sibling_groups =
       add_siblings(order, configs, groups,

@@ -15,16 +15,16 @@
 //      at most `max_keep` of them (those closest to a neighbour's best), plus the default and the
 //      `keep_top` fastest at the nearest batch already done below.
 //      Every launch-time variant of the `agreed_sibling_groups` kernels closest to a neighbour's
-//      best is measured too, even when the neighbours agree (at 272 on the H200 both anchors 64
-//      and 512 chose TARGET_CTAS 256 or 1024 variants of one kernel and the search kept 3 splits,
-//      152.5 us, where one split ran batch 260 in 100.5 us).
+//      best is measured too, even when the neighbours agree (on the H200 the search kept a
+//      3-split variant at batch 272 where the same kernel's 1-split variant was 1.5x faster:
+//      BENCHMARKS.md section 9).
 //      When the two neighbours' winners differ the landscape is changing between them: the
 //      margin widens to `wide_margin`, and every launch-time variant of the `sibling_groups`
 //      kernels closest to a neighbour's best is measured too (configs of one compiled kernel
-//      that differ only in launch parameters, e.g. sparse MLA's TARGET_CTAS: the split count,
-//      whose best value follows the batch's wave quantization rather than the anchors; at
-//      batch 48 on the H200 both anchors 8 and 64 preferred other split counts, and the kept
-//      kernel's TARGET_CTAS 512 variant, 2.2 % faster there, was skipped).
+//      that differ only in launch parameters, e.g. a split count, whose best value follows the
+//      batch's wave quantization rather than the anchors; at batch 48 on the H200 both anchors
+//      8 and 64 preferred other split counts, and the kept kernel's variant that was 2.2 %
+//      faster there had been skipped).
 //   4. What the sweep does with a pick (tuner/finalists.hpp): a short screen of each, then the
 //      full timing protocol for the finalists only; the winner rule compares full timings.
 //   Every config not measured at a batch gets the fate skipped_by_search with the rule that

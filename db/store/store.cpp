@@ -25,12 +25,12 @@ using rows::kTrialColumns;
 using rows::kTrialFilterSql;
 using rows::kWinnerColumnCount;
 using rows::kWinnerColumns;
-using rows::placeholders;
 using rows::prepare_trial_insert;
 using rows::read_run;
 using rows::read_trial;
 using rows::read_winner;
 using rows::require;
+using rows::sql_parameters;
 using rows::trial_select;
 
 std::string canonical_params_json(std::string_view params_json) {
@@ -216,7 +216,7 @@ std::int64_t Store::record_winner(const WinnerRecord& winner) {
   }
   Statement upsert = connection_.prepare(
       std::string("INSERT INTO winners (") + kWinnerColumns + ") VALUES (" +
-      placeholders(kWinnerColumnCount) +
+      sql_parameters(kWinnerColumnCount) +
       ") ON CONFLICT (family, budget_arch, device_name, shape, batch) DO UPDATE SET " + update +
       "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') RETURNING id");
   bind_winner(upsert, row);

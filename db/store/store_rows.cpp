@@ -9,7 +9,7 @@
 
 namespace tuner::db::rows {
 
-std::string placeholders(int count) {
+std::string sql_parameters(int count) {
   std::string text;
   for (int i = 1; i <= count; ++i) text += (i > 1 ? ", ?" : "?") + std::to_string(i);
   return text;
@@ -219,7 +219,7 @@ void check_trial(const TrialRecord& trial) {
 // The INSERT every trial goes through (reused, reset, by Store::record_trials).
 Statement prepare_trial_insert(const Connection& connection) {
   return connection.prepare(std::string("INSERT INTO trials (") + kTrialColumns + ") VALUES (" +
-                            placeholders(kTrialColumnCount) + ")");
+                            sql_parameters(kTrialColumnCount) + ")");
 }
 
 // Inserts `row` (canonical params) with `insert`; a constraint error names the row and the fix.

@@ -34,8 +34,8 @@ inline constexpr const char* kTrialFilterSql =
     "(?2 IS NULL OR p.family = ?2) AND (?3 IS NULL OR t.problem_id = ?3) AND "
     "(?4 IS NULL OR t.fate = ?4) AND (?5 IS NULL OR t.stage = ?5)";
 
-// "?1, ?2, ..., ?n"
-std::string placeholders(int count);
+// The SQL parameter list "?1, ?2, ..., ?n" of an INSERT with n columns.
+std::string sql_parameters(int count);
 
 RunInfo read_run(const Statement& row);
 void bind_trial(Statement& insert, const TrialRecord& trial);

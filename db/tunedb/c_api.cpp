@@ -65,7 +65,7 @@ tunedb_status not_canonical(const char* shape) noexcept {
     last_error = std::string("tunedb_lookup: shape '") + shape + "' is not canonical (" +
                  tunedb::shape_problem(shape).value_or("?") +
                  "): write name=value pairs sorted by name, joined by ',' without spaces, e.g. "
-                 "'kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048'";
+                 "'heads=16,topk=2048' (the text `tuner query` prints)";
   } catch (...) {
   }
   return TUNEDB_ERROR_INPUT;

@@ -23,7 +23,7 @@ struct CubinRequest {
 
 // How the serving launcher launches one kernel of the image (table `launches`, db/README.md).
 struct LaunchRecord {
-  std::string role;         // the family's role name ("split.fp8_ds_mla", "combine")
+  std::string role;         // the family's role name (e.g. "split", "combine")
   std::string kernel_name;  // one of the image's kernel_names
   int block_threads = 0;
   int dynamic_smem = 0;

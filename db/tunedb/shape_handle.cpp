@@ -53,7 +53,7 @@ ShapeHandle resolve_shape(const TuningDb& db, std::string_view family, std::stri
     throw DbInputError("shape '" + std::string(shape) + "' is not canonical (" +
                        shape_problem(shape).value_or("?") +
                        "): write name=value pairs sorted by name, joined by ',' without spaces, "
-                       "e.g. 'kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048'");
+                       "e.g. 'heads=16,topk=2048' (the text `tuner query` prints)");
   }
   ShapeHandle handle;
   handle.table_ = build_table(db, family, arch, shape);

@@ -56,7 +56,7 @@ struct Config {
 // How to launch one kernel of a frozen cubin (frozen schema 3, table `launches`): what the serving
 // launcher (libtunedb_cuda) binds at start-up.
 struct KernelLaunch {
-  std::string_view role;         // the family's name for it: "split.fp8_ds_mla", "combine"
+  std::string_view role;         // the family's name for it: e.g. "split", "combine"
   std::string_view kernel_name;  // lowered (mangled) name in the cubin
   int block_threads = 0;
   int dynamic_smem = 0;      // bytes per launch

@@ -21,7 +21,7 @@ namespace {
 
 constexpr const char* kJsonFieldsHelp =
     "JSON fields (--format json): db, frozen, family, arch, shape (the canonical text the DB keys\n"
-    "  on, e.g. kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048), batch, how (exact | "
+    "  on: name=value pairs sorted by name, as the family canonicalizes them), batch, how (exact | "
     "bucket | default | not_found), miss (none |\n"
     "  arch_not_in_db | family_not_in_db | shape_not_tuned), config (object of parameters, null\n"
     "  when not_found), params_json (canonical text or null), tuned_batch, median_us, run_id,\n"
