@@ -2,16 +2,12 @@
 
 #include <algorithm>
 
+#include "core/device_pointer.hpp"
 #include "templates/fp8_gemm/layout.h"
 
 namespace tuner::fp8_gemm {
 
 namespace {
-
-template <typename T>
-T* device_pointer(std::uint64_t address) {
-  return reinterpret_cast<T*>(static_cast<std::uintptr_t>(address));
-}
 
 constexpr long long kMaxReduceBlocks = 2048;
 

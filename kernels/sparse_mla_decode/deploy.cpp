@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/device_pointer.hpp"
 #include "templates/sparse_mla_decode/layout.h"
 
 namespace tuner::smla_family {
@@ -9,11 +10,6 @@ namespace tuner::smla_family {
 namespace {
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
-
-template <typename T>
-T* device_pointer(std::uint64_t address) {
-  return reinterpret_cast<T*>(static_cast<std::uintptr_t>(address));
-}
 
 constexpr std::size_t kAlignment = 256;  // partial_lse starts on a 256-byte boundary
 constexpr float kLog2e = 1.4426950408889634f;

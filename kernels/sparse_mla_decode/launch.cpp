@@ -2,17 +2,13 @@
 
 #include <cmath>
 
+#include "core/device_pointer.hpp"
 #include "kernels/sparse_mla_decode/deploy.hpp"
 #include "templates/sparse_mla_decode/params.h"
 
 namespace tuner::smla_family {
 
 namespace {
-
-template <typename T>
-T* device_pointer(CUdeviceptr address) {
-  return reinterpret_cast<T*>(static_cast<std::uintptr_t>(address));
-}
 
 std::string context_of(const DecodeKernels& kernels) {
   return std::string(kFamilyName) + " " + describe(to_config(kernels.config)) +
