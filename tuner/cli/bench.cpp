@@ -30,6 +30,7 @@ struct BenchOptions {
   std::vector<int> batches;
   double memory_gib = 1.0;
   bool all = false;
+  bool no_default = false;  // leave the default config out (a profiler sees one config's kernels)
   std::string where;        // "mma_path=1|2,producers=0": only survivors with these values
   int top = 1;              // the N fastest per batch
   std::string best_per;     // "mma_path,producers": the fastest of each value combination
@@ -102,7 +103,7 @@ std::string group_of(const Config& config, const std::string& names) {
 }
 
 std::vector<Config> candidates_for(const Problem& problem, const Arch& arch, bool all,
-                                   const std::string& where) {
+                                   const std::string& where, bool with_default) {
   const Config default_config = problem.family->default_config();
   if (!all && where.empty()) return {default_config};
   PlanRequest request;
@@ -115,8 +116,12 @@ std::vector<Config> candidates_for(const Problem& problem, const Arch& arch, boo
       configs.push_back(row.config);
     }
   }
-  if (std::find(configs.begin(), configs.end(), default_config) == configs.end()) {
+  if (with_default && std::find(configs.begin(), configs.end(), default_config) == configs.end()) {
     configs.insert(configs.begin(), default_config);
+  }
+  if (configs.empty()) {
+    throw InputError("--where '" + where + "' selects no survivor of the plan and --no-default " +
+                     "leaves nothing to time: widen --where (`tuner plan` lists the survivors)");
   }
   return configs;
 }
@@ -197,7 +202,10 @@ int run_bench(const Args& args) {
       "time every config that survives the plan for this GPU, not only the default")(
       "where", po::value(&bench.where),
       "time the plan's survivors whose parameters take these values (and the default), e.g. "
-      "'mma_path=1|2,producers=2'")("top", po::value(&bench.top)->default_value(bench.top),
+      "'mma_path=1|2,producers=2'")(
+      "no-default", po::bool_switch(&bench.no_default),
+      "leave the default config out of --where / --all (e.g. so that a profiler sees only the "
+      "selected config's kernels)")("top", po::value(&bench.top)->default_value(bench.top),
                                     "print the N fastest configs per batch")(
       "best-per", po::value(&bench.best_per),
       "also print the fastest config of each value combination of these parameters, e.g. "
@@ -227,8 +235,8 @@ int run_bench(const Args& args) {
   const double copy_gbs = copy_bandwidth_gbs(std::size_t{1} << 30, stream);
   std::printf("device %s (sm_%d, %d SMs), device-to-device copy %.0f GB/s (read + write)\n",
               info.name.c_str(), info.arch_sm(), info.sm_count, copy_gbs);
-  const std::vector<Config> candidates =
-      candidates_for(parsed, arch_from_device(0, nullptr), bench.all, bench.where);
+  const std::vector<Config> candidates = candidates_for(parsed, arch_from_device(0, nullptr),
+                                                        bench.all, bench.where, !bench.no_default);
   DeviceSession session = parsed.family->open_device(DeviceSetup{
       parsed.shape, info.arch_sm(), default_cache_dir().string(), bench.memory_gib,
       l2_mode == L2Mode::sets ? info.l2_cache_bytes : 0, bench.measure.launches_per_graph});
