@@ -63,6 +63,7 @@ TUNER_SAME_ABI(PFN_cuGraphLaunch_v10000, cuGraphLaunch);
 TUNER_SAME_ABI(PFN_cuGraphDestroy_v10000, cuGraphDestroy);
 TUNER_SAME_ABI(PFN_cuGraphExecDestroy_v10000, cuGraphExecDestroy);
 TUNER_SAME_ABI(PFN_cuLaunchKernel_v4000, cuLaunchKernel);
+TUNER_SAME_ABI(PFN_cuLaunchKernelEx_v11060, cuLaunchKernelEx);
 #undef TUNER_SAME_ABI
 
 struct DriverApi {
@@ -109,6 +110,7 @@ struct DriverApi {
   PFN_cuGraphDestroy_v10000 graph_destroy = nullptr;
   PFN_cuGraphExecDestroy_v10000 graph_exec_destroy = nullptr;
   PFN_cuLaunchKernel_v4000 launch_kernel = nullptr;
+  PFN_cuLaunchKernelEx_v11060 launch_kernel_ex = nullptr;
 };
 
 // The process-wide driver: loaded, resolved and initialised once.
@@ -207,6 +209,7 @@ void resolve_the_rest(EntryPointResolver& resolver, DriverApi& api) {
   resolver.resolve(api.graph_destroy, "cuGraphDestroy");
   resolver.resolve(api.graph_exec_destroy, "cuGraphExecDestroy");
   resolver.resolve(api.launch_kernel, "cuLaunchKernel");
+  resolver.resolve(api.launch_kernel_ex, "cuLaunchKernelEx");
 }
 
 #define TUNER_RESULT_NAME(code) \
@@ -857,7 +860,13 @@ Graph end_capture(const Stream& stream, const std::string& context) {
 }
 
 void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned dynamic_smem, CUstream stream,
-            void** args, const std::string& context) {
+            void** args, const std::string& context, LaunchOrder order) {
+  if (order == LaunchOrder::programmatic) {
+    check(launch_unchecked(function, grid.x, grid.y, grid.z, block.x, dynamic_smem, stream, args,
+                           order),
+          "cuLaunchKernelEx (programmatic stream serialization)", context);
+    return;
+  }
   check(api().launch_kernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                             dynamic_smem, stream, args, nullptr),
         "cuLaunchKernel", context);
@@ -868,10 +877,27 @@ void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned dynamic_smem, C
 namespace tuner::cuda {
 
 CUresult launch_unchecked(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
-                          unsigned block_x, unsigned dynamic_smem, CUstream stream,
-                          void** params) noexcept {
-  return driver().api.launch_kernel(function, grid_x, grid_y, grid_z, block_x, 1, 1, dynamic_smem,
-                                    stream, params, nullptr);
+                          unsigned block_x, unsigned dynamic_smem, CUstream stream, void** params,
+                          LaunchOrder order) noexcept {
+  if (order == LaunchOrder::stream) {
+    return driver().api.launch_kernel(function, grid_x, grid_y, grid_z, block_x, 1, 1, dynamic_smem,
+                                      stream, params, nullptr);
+  }
+  CUlaunchAttribute attribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attribute.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = grid_x;
+  config.gridDimY = grid_y;
+  config.gridDimZ = grid_z;
+  config.blockDimX = block_x;
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.sharedMemBytes = dynamic_smem;
+  config.hStream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return driver().api.launch_kernel_ex(&config, function, params, nullptr);
 }
 
 }  // namespace tuner::cuda

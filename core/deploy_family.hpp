@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/launch_order.hpp"
+
 namespace tuner {
 
 // One kernel of a frozen config, loaded: its function and the launch facts the frozen DB carries.
@@ -49,10 +51,11 @@ struct ServeResult {
   CUresult cuda_result = CUDA_SUCCESS;  // for launch_failed
 };
 
-// cuLaunchKernel, as the launcher resolved it (the family does not load the driver itself).
+// cuLaunchKernel (cuLaunchKernelEx for a programmatic launch), as the launcher resolved it (the
+// family does not load the driver itself).
 using LaunchKernelFn = CUresult (*)(CUfunction function, unsigned grid_x, unsigned grid_y,
                                     unsigned grid_z, unsigned block_x, unsigned dynamic_smem,
-                                    CUstream stream, void** params);
+                                    CUstream stream, void** params, LaunchOrder order);
 
 // One field of a family's argument record (the plain C struct `launch` reads, declared in
 // kernels/<family>/serve_args.h). The family lists its fields so that a caller without the

@@ -182,8 +182,11 @@ Tally run_shape(const CompiledKeys& compiled, const Shape& shape, long long num_
     const DeviceOutputs ref = download_reference(problem);
     const std::vector<double> ref_out(ref.out.begin(), ref.out.end());
     const std::vector<double> ref_lse(ref.lse.begin(), ref.lse.end());
-    for (int target : kTargets) {
-      kernels.config.target_ctas = target;
+    for (int t = 0; t < 2; ++t) {
+      kernels.config.target_ctas = kTargets[t];
+      // The combine stream-ordered with the fewest CTAs and programmatic (pdl 1) with the most
+      // splits, so both launch orders and every dim-chunk count of the combine run.
+      kernels.config.pdl = t;
       const LaunchGeometry geometry = launch_geometry(kernels.config, shape);
       poison_outputs(problem, device.stream.get());
       launch_decode(kernels, geometry, problem, 0, device.stream.get());

@@ -228,9 +228,10 @@ TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an
   CHECK(split.dynamic_smem ==
         static_cast<int>(smla::smem_layout(32, 16, 8, 1, 0, 0, 0).total_bytes));
   CHECK(split.max_dynamic_smem == split.dynamic_smem);
-  REQUIRE(split.launch_params.size() == 3);
-  CHECK(split.launch_params[2].name == "target_ctas");
-  CHECK(split.launch_params[2].value == 1024);
+  REQUIRE(split.launch_params.size() == 4);
+  CHECK(split.launch_params[2].name == "pdl");
+  CHECK(split.launch_params[3].name == "target_ctas");
+  CHECK(split.launch_params[3].value == 1024);
   const tunedb::Lookup untuned = opened.lookup(
       "sparse_mla_decode", "sm_120", "kv_format=bf16,local_heads=16,page_size=64,topk=2048", 8);
   REQUIRE(untuned.cubin != nullptr);

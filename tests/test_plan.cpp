@@ -135,7 +135,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     CHECK(plan.shape.integer("local_heads") == 16);
     // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 3 x kv_unpack 3 x
     // ctas_per_sm 3 x TARGET_CTAS 4.
-    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 4);
+    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 4 * 2);
     std::set<std::string> configs;
     for (const PlanRow& row : plan.rows) {
       configs.insert(tuner::to_json(row.config));
@@ -144,7 +144,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     CHECK(configs.size() == plan.rows.size());
     int total = 0;
     for (Fate fate : tuner::kAllFates) total += plan.count(fate);
-    CHECK(total == 52488);
+    CHECK(total == 104976);
   }
 
   SUBCASE("BLOCK_H wider than the local heads is pruned_shape, with the figures in the reason") {
@@ -214,14 +214,14 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     REQUIRE(run.exit_code == 0);
     const nlohmann::json rows = nlohmann::json::parse(run.out);
     REQUIRE(rows.is_array());
-    CHECK(rows.size() == 52488);
+    CHECK(rows.size() == 104976);
     for (const nlohmann::json& row : rows) {
       for (const char* key :
            {"family", "params", "fate", "reason", "est_smem_bytes", "est_regs", "ptxas_regs",
             "ptxas_spill_bytes", "blocks_per_sm", "occupancy_limiter", "compile_ms", "cached"}) {
         CHECK_MESSAGE(row.contains(key), key);
       }
-      CHECK(row["params"].size() == 9);  // block_t … ctas_per_sm, target_ctas
+      CHECK(row["params"].size() == 10);  // block_t … ctas_per_sm, target_ctas, pdl
       if (row["fate"] == "pruned_shape") CHECK(row["est_smem_bytes"].is_null());
       if (row["fate"] == "survivor") CHECK(row["cached"] == true);
     }
@@ -251,7 +251,7 @@ TEST_CASE("plan: the audit finds no false prunes on sm_90") {
   tuner::PlanRequest request = default_request("sm_90");
   request.audit = true;
   const PlanResult audit = tuner::plan(request, cache);
-  CHECK(audit.rows.size() == 52488);
+  CHECK(audit.rows.size() == 104976);
   CHECK(audit.false_prunes == 0);
   CHECK(audit.count(Fate::survivor) > 0);
   // sm_90's 227 KB opt-in keeps the 64-token pipelined tiles that sm_120 prunes.

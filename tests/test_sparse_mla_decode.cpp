@@ -59,11 +59,12 @@ TEST_CASE("bad shapes are refused with a message naming the field") {
 TEST_CASE("the space is the full cross product and the default is the seeds' baseline") {
   const auto configs = cross_product(parameter_space());
   // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 3 x kv_unpack 3 x
-  // ctas_per_sm 3 x TARGET_CTAS 4.
-  CHECK(configs.size() == 3 * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 4);
+  // ctas_per_sm 3 x TARGET_CTAS 4 x pdl 2.
+  CHECK(configs.size() == 3 * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 4 * 2);
   std::set<std::string> compile_keys;
   for (const Config& config : configs) compile_keys.insert(compile_key(config, parameter_space()));
-  CHECK(compile_keys.size() == 3 * 3 * 3 * 6 * 3 * 3 * 3 * 3);  // TARGET_CTAS shares one compile
+  // TARGET_CTAS and pdl are launch-time: they share one compile.
+  CHECK(compile_keys.size() == 3 * 3 * 3 * 6 * 3 * 3 * 3 * 3);
   const KernelConfig baseline = default_config();
   CHECK(baseline == KernelConfig{.block_t = 16,
                                  .block_h = 16,
@@ -75,7 +76,7 @@ TEST_CASE("the space is the full cross product and the default is the seeds' bas
   CHECK(from_config(config_from_json(to_json(to_config(baseline)))) == baseline);
   CHECK(to_json(to_config(baseline)) ==
         R"({"block_h":16,"block_t":16,"ctas_per_sm":1,"kv_unpack":0,"mma_path":0,"num_stages":2,)"
-        R"("num_warps":4,"producers":0,)"
+        R"("num_warps":4,"pdl":0,"producers":0,)"
         R"("target_ctas":512})");
   // Rows stored before mma_path/producers/kv_unpack existed read as the kernel they measured.
   CHECK(from_config(config_from_json(
@@ -149,6 +150,14 @@ TEST_CASE("structural rules of the mma paths name what the kernel cannot do") {
   CHECK(arch_mismatch(config, 90).find("emulated on sm_90") != std::string::npos);
   CHECK(arch_mismatch(config, 86) == "e4m3 mma.sync needs sm_89 or newer (mma_path 2)");
   CHECK(arch_mismatch(pipelined, 90).empty());
+  // Programmatic dependent launch is Hopper's and later.
+  config = pipelined;
+  config.pdl = 1;
+  CHECK(arch_mismatch(config, 90).empty());
+  CHECK(arch_mismatch(config, 120).empty());
+  CHECK(arch_mismatch(config, 89) == "programmatic dependent launch (pdl 1) needs sm_90 or newer");
+  config.pdl = 0;
+  CHECK(arch_mismatch(config, 80).empty());
 }
 
 TEST_CASE("the pipelined layout: bytes counted by hand, producer warps in the thread count") {

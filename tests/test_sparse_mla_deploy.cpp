@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -55,7 +56,7 @@ using test::fake_function;
 using test::recorded;
 constexpr LaunchKernelFn record = &test::record_launch<smla::SplitParams, smla::CombineParams>;
 
-BoundConfig bound_config(bool with_bf16) {
+BoundConfig bound_config(bool with_bf16, std::optional<std::int64_t> pdl = std::nullopt) {
   const BoundKernel fp8{fake_function(0x100), 128, 40000};
   const BoundKernel bf16{fake_function(0x200), 192, 50000};
   const BoundKernel combine{fake_function(0x300), 128, 0};
@@ -66,10 +67,11 @@ BoundConfig bound_config(bool with_bf16) {
         if (role == "combine") return &combine;
         return nullptr;
       },
-      [](std::string_view name) -> std::optional<std::int64_t> {
+      [&](std::string_view name) -> std::optional<std::int64_t> {
         if (name == "block_t") return 16;
         if (name == "block_h") return 16;
         if (name == "target_ctas") return 128;
+        if (name == "pdl") return pdl;
         return std::nullopt;
       });
 }
@@ -152,6 +154,19 @@ TEST_CASE("parameter blocks carry the buffers, dimensions and plan") {
   CHECK(reinterpret_cast<std::uintptr_t>(combine.out) == 0x40);
   CHECK(reinterpret_cast<std::uintptr_t>(combine.lse) == 0x50);
   CHECK(combine.num_splits == 64);
+  CHECK(combine.dim_chunks == 8);  // 64 splits: 8 slices of 8 splits each
+}
+
+TEST_CASE("combine dim chunks: the fewest of 1, 2, 4, 8 that leave a thread at most 8 splits") {
+  for (int splits = 1; splits <= 300; ++splits) {
+    const int chunks = combine_dim_chunks(splits);
+    CAPTURE(splits);
+    CHECK((chunks == 1 || chunks == 2 || chunks == 4 || chunks == 8));
+    // Each chunk's threads split the splits into `chunks` slices.
+    const int per_thread = (splits + chunks - 1) / chunks;
+    if (chunks < 8) CHECK(per_thread <= 8);
+    if (chunks > 1) CHECK((splits + chunks / 2 - 1) / (chunks / 2) > 8);  // half as many: too many
+  }
 }
 
 TEST_CASE("workspace: partial_out then partial_lse on a 256-byte boundary") {
@@ -195,10 +210,30 @@ TEST_CASE("serve launch: split then combine with the frozen block sizes and the 
   CHECK(recorded[1].function == fake_function(0x300));
   CHECK(recorded[1].grid[0] == 16);
   CHECK(recorded[1].grid[1] == 8);
+  CHECK(recorded[1].grid[2] == 2);  // 16 splits: two chunks of the latent dims, 8 splits each
   CHECK(recorded[1].block == 128);
+  smla::CombineParams combine;
+  std::memcpy(&combine, recorded[1].params.data(), sizeof combine);
+  CHECK(combine.dim_chunks == 2);
+  // A DB frozen without pdl: both launches stream-ordered.
+  CHECK(recorded[0].order == LaunchOrder::stream);
+  CHECK(recorded[1].order == LaunchOrder::stream);
   std::size_t bytes = 0;
   REQUIRE(deploy_family().workspace_bytes(config, kShape, 8, &bytes).status == ServeStatus::ok);
   CHECK(bytes == 8u * 16 * 16 * 512 * 4 + 8u * 16 * 16 * 4);
+}
+
+TEST_CASE("serve launch: pdl 1 makes the combine a programmatic dependent of the split") {
+  for (const std::int64_t pdl : {0, 1}) {
+    recorded.clear();
+    const BoundConfig config = bound_config(true, pdl);
+    const auto args = good_args();
+    REQUIRE(deploy_family().launch(config, kShape, 8, &args, nullptr, record).status ==
+            ServeStatus::ok);
+    REQUIRE(recorded.size() == 2);
+    CHECK(recorded[0].order == LaunchOrder::stream);  // the split waits for its inputs' writers
+    CHECK(recorded[1].order == (pdl == 1 ? LaunchOrder::programmatic : LaunchOrder::stream));
+  }
 }
 
 TEST_CASE("serve launch refusals enqueue nothing and say why") {

@@ -31,6 +31,14 @@ SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params) {
   return plan;
 }
 
+int combine_dim_chunks(int num_splits) {
+  constexpr int kSplitsPerThread = 8;
+  constexpr int kMaxChunks = 8;
+  int chunks = 1;
+  while (chunks < kMaxChunks && chunks * kSplitsPerThread < num_splits) chunks *= 2;
+  return chunks;
+}
+
 smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dims,
                              const SplitPlan& plan, float softmax_scale) {
   smla::SplitParams split{};
@@ -60,6 +68,7 @@ smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims&
   combine.batch = dims.batch;
   combine.n_local_heads = dims.local_heads;
   combine.num_splits = plan.num_splits;
+  combine.dim_chunks = combine_dim_chunks(plan.num_splits);
   return combine;
 }
 

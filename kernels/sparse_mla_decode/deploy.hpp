@@ -55,6 +55,11 @@ smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims&
 // The combine kernel's block size (combine.cuh is written for it).
 inline constexpr unsigned kCombineThreads = 128;
 
+// The combine's grid is (local_heads, batch, combine_dim_chunks): the latent dims cut into 1, 2,
+// 4 or 8 chunks, the fewest that leave each thread at most 8 splits (combine.cuh keeps 8 loads in
+// flight per thread), so small batches with many splits still spread over many CTAs.
+int combine_dim_chunks(int num_splits);
+
 // Workspace layout: partial_out (fp32 [batch][heads][splits][512]) at offset 0, then partial_lse
 // (fp32 [batch][heads][splits]) at the next 256-byte boundary. 0 when the plan has one split.
 struct WorkspaceLayout {

@@ -22,7 +22,7 @@ LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape) {
   geometry.split_smem_bytes = static_cast<unsigned>(budget.smem_bytes_per_block);
   geometry.combine_grid[0] = static_cast<unsigned>(shape.n_local_heads());
   geometry.combine_grid[1] = static_cast<unsigned>(shape.batch);
-  geometry.combine_grid[2] = 1;
+  geometry.combine_grid[2] = static_cast<unsigned>(combine_dim_chunks(plan.num_splits));
   geometry.combine_threads = kCombineThreads;
   return geometry;
 }

@@ -14,7 +14,8 @@ struct LaunchGeometry {
   unsigned split_grid[3] = {0, 0, 0};  // (num_splits, head_groups, batch)
   unsigned split_threads = 0;
   unsigned split_smem_bytes = 0;
-  unsigned combine_grid[3] = {0, 0, 0};  // (n_local_heads, batch, 1); unused with one split
+  unsigned combine_grid[3] = {0, 0,
+                              0};  // (n_local_heads, batch, dim chunks); unused with one split
   unsigned combine_threads = 128;
   bool runs_combine() const { return num_splits > 1; }
 };

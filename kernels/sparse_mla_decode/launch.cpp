@@ -56,7 +56,8 @@ void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
   cuda::launch(kernels.combine,
                {geometry.combine_grid[0], geometry.combine_grid[1], geometry.combine_grid[2]},
                {geometry.combine_threads, 1, 1}, 0, stream, combine_args,
-               context_of(kernels) + " combine");
+               context_of(kernels) + " combine",
+               kernels.config.pdl != 0 ? LaunchOrder::programmatic : LaunchOrder::stream);
 }
 
 void launch_reference(const UtilityKernels& utility, const DeviceProblem& problem, int index_set,

@@ -17,6 +17,7 @@ constexpr int kCombine = 2;
 constexpr int kBlockT = 0;
 constexpr int kBlockH = 1;
 constexpr int kTargetCtas = 2;
+constexpr int kPdl = 3;
 
 constexpr int kMaxGridY = 65535;  // grid.y and grid.z limits of cuLaunchKernel
 
@@ -55,7 +56,10 @@ BoundConfig bind(const KernelByRole& kernel, const ValueByName& value) {
   const std::string_view roles[] = {split_role(KvFormat::fp8_ds_mla), split_role(KvFormat::bf16),
                                     kCombineRole};
   constexpr const char* names[] = {"block_t", "block_h", "target_ctas"};
-  return bind_roles_and_values(kFamilyName, roles, names, kernel, value);
+  BoundConfig bound = bind_roles_and_values(kFamilyName, roles, names, kernel, value);
+  // pdl may be 0, and DBs frozen before it existed lack it: their combine is stream-ordered.
+  bound.values[kPdl] = value("pdl").value_or(0) != 0 ? 1 : 0;
+  return bound;
 }
 
 ServeResult workspace_bytes(const BoundConfig& config, std::string_view shape, int batch,
@@ -102,16 +106,18 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
   smla::SplitParams split_params =
       pack_split(buffers, planned.dims, planned.plan, given.softmax_scale);
   void* split_args[] = {&split_params};
-  CUresult result =
-      launch_kernel(split.function, static_cast<unsigned>(planned.plan.num_splits),
-                    static_cast<unsigned>(planned.plan.head_groups), static_cast<unsigned>(batch),
-                    split.block_threads, split.dynamic_smem, stream, split_args);
+  CUresult result = launch_kernel(split.function, static_cast<unsigned>(planned.plan.num_splits),
+                                  static_cast<unsigned>(planned.plan.head_groups),
+                                  static_cast<unsigned>(batch), split.block_threads,
+                                  split.dynamic_smem, stream, split_args, LaunchOrder::stream);
   if (result == CUDA_SUCCESS && planned.plan.runs_combine()) {
     smla::CombineParams combine_params = pack_combine(buffers, planned.dims, planned.plan);
     void* combine_args[] = {&combine_params};
-    result = launch_kernel(combine.function, static_cast<unsigned>(planned.dims.local_heads),
-                           static_cast<unsigned>(batch), 1, combine.block_threads,
-                           combine.dynamic_smem, stream, combine_args);
+    result = launch_kernel(
+        combine.function, static_cast<unsigned>(planned.dims.local_heads),
+        static_cast<unsigned>(batch), static_cast<unsigned>(combine_params.dim_chunks),
+        combine.block_threads, combine.dynamic_smem, stream, combine_args,
+        config.values[kPdl] != 0 ? LaunchOrder::programmatic : LaunchOrder::stream);
   }
   if (result != CUDA_SUCCESS) return {ServeStatus::launch_failed, "cuLaunchKernel failed", result};
   return {};

@@ -15,6 +15,7 @@ const std::vector<Parameter>& parameter_space() {
       {"kv_unpack", {0, 1, 2}, false},
       {"ctas_per_sm", {1, 2, 3}, false},
       {"target_ctas", {128, 256, 512, 1024}, true},
+      {"pdl", {0, 1}, true},
   };
   return space;
 }
@@ -39,7 +40,8 @@ KernelConfig from_config(const Config& config) {
                       value_or(config, "producers", 0),
                       value_or(config, "kv_unpack", 0),
                       value_or(config, "ctas_per_sm", 1),
-                      config.at("target_ctas")};
+                      config.at("target_ctas"),
+                      value_or(config, "pdl", 0)};
 }
 
 Config to_config(const KernelConfig& config) {
@@ -51,7 +53,8 @@ Config to_config(const KernelConfig& config) {
                  {"producers", config.producers},
                  {"kv_unpack", config.kv_unpack},
                  {"ctas_per_sm", config.ctas_per_sm},
-                 {"target_ctas", config.target_ctas}}};
+                 {"target_ctas", config.target_ctas},
+                 {"pdl", config.pdl}}};
 }
 
 std::string split_kernel_name(const KernelConfig& config, KvFormat kv_format) {
@@ -75,6 +78,7 @@ namespace {
 bool is_seeds_default(const KernelConfig& config) {
   KernelConfig structure = config;
   structure.target_ctas = default_config().target_ctas;
+  structure.pdl = default_config().pdl;
   return structure == default_config();
 }
 
@@ -117,6 +121,9 @@ std::string shape_mismatch(const KernelConfig& config, const Shape& shape) {
 }
 
 std::string arch_mismatch(const KernelConfig& config, int arch_sm) {
+  if (config.pdl != 0 && arch_sm < 90) {
+    return "programmatic dependent launch (pdl 1) needs sm_90 or newer";
+  }
   if (config.mma_path != 2) return {};
   if (arch_sm < 89) return "e4m3 mma.sync needs sm_89 or newer (mma_path 2)";
   if (arch_sm == 89 || arch_sm >= 120) return {};

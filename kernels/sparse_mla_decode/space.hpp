@@ -20,12 +20,13 @@ struct KernelConfig {
   int kv_unpack = 0;      // smla::KvUnpack: e4m3 -> f16 by cvt (0), bits (1), bits for V only (2)
   int ctas_per_sm = 1;    // the launch bound's minimum of resident CTAs (registers follow)
   int target_ctas = 512;  // launch-only: drives the split count
+  int pdl = 0;            // launch-only: 1 launches the combine as a programmatic dependent
   bool operator==(const KernelConfig& other) const = default;
 };
 
 // BLOCK_T {16,32,64}, BLOCK_H {16,32,64}, NUM_WARPS {2,4,8}, NUM_STAGES {1,2,3,4,6,8},
 // MMA_PATH {0,1,2}, PRODUCERS {0,1,2}, KV_UNPACK {0,1,2}, CTAS_PER_SM {1,2,3},
-// TARGET_CTAS {128,256,512,1024} (launch-only).
+// TARGET_CTAS {128,256,512,1024} and PDL {0,1} (launch-only).
 const std::vector<Parameter>& parameter_space();
 
 // The seeds' baseline: BLOCK_T 16, BLOCK_H 16, 4 warps, 2 stages, mma_path 0 (dequantize through

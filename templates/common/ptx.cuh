@@ -151,6 +151,22 @@ __device__ __forceinline__ void e4m3x4_to_bf16x4(unsigned four_bytes, unsigned& 
       : "r"(four_bytes));
 }
 
+// Programmatic dependent launch (sm_90+; no-ops on older targets and when the grid was launched
+// without the attribute). The secondary grid may start while the primary's last CTAs still run;
+// it must wait before reading what the primary wrote (the wait covers the whole primary grid's
+// completion and memory flush). The primary lets its dependents start once every CTA triggered.
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ float warp_max(float value) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2) {

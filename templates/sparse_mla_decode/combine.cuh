@@ -1,47 +1,90 @@
 #pragma once
 // Merges the fp32 partials of every split by their lse: out = sum_s w_s o_s / sum_s w_s with
-// w_s = exp(lse_s - max lse), lse = max + log(sum_s w_s). One CTA per (head, batch item).
+// w_s = exp(lse_s - max lse), lse = max + log(sum_s w_s). One CTA per (head, batch item, chunk of
+// the latent dims). A thread owns 4 dims of its chunk and one slice of the splits (s = slice,
+// slice + slices, ...): with dim_chunks = C a CTA covers 512 / C dims with C slices, so a batch
+// with many splits (small batches) spreads its loads over C times the CTAs and the threads of a CTA
+// keep up to kInFlight loads each in flight instead of one dependent load per split (the earlier
+// form took 7.6-8 us at batch 64 and 128 under Nsight Compute: BENCHMARKS.md section 7).
+// Launched as a programmatic dependent of the split kernel (config value pdl 1), it may start
+// while the split grid's last CTAs run, and waits for the partials before its first read.
 #include "common/ptx.cuh"
 #include "sparse_mla_decode/layout.h"
 #include "sparse_mla_decode/params.h"
 
+namespace smla_combine {
+
+constexpr int kInFlight = 8;
+
+// sum over this thread's slice of w_s * partial_s[dims], w_s = exp(lse_s - max_lse) / weight_sum.
+__device__ __forceinline__ float4 slice_sum(const float* partials, const float* lse, int first,
+                                            int step, int num_splits, float max_lse,
+                                            float inv_weight_sum) {
+  float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int base = first; base < num_splits; base += kInFlight * step) {
+    float weight[kInFlight];
+    float4 part[kInFlight];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) {
+      const int s = base + j * step;
+      weight[j] = s < num_splits ? expf(lse[s] - max_lse) * inv_weight_sum : 0.f;
+      // An empty split (weight 0) is not read: its partial need not hold finite data.
+      part[j] = weight[j] != 0.f ? *reinterpret_cast<const float4*>(partials + s * smla::kLatentDim)
+                                 : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) {
+      sum.x += weight[j] * part[j].x;
+      sum.y += weight[j] * part[j].y;
+      sum.z += weight[j] * part[j].z;
+      sum.w += weight[j] * part[j].w;
+    }
+  }
+  return sum;
+}
+
+}  // namespace smla_combine
+
 template <int NUM_THREADS>
 __global__ void __launch_bounds__(NUM_THREADS)
     sparse_mla_decode_combine(const smla::CombineParams p) {
-  static_assert(smla::kLatentDim % (NUM_THREADS * 4) == 0, "each thread owns groups of 4 dims");
+  static_assert(smla::kLatentDim == NUM_THREADS * 4, "a chunk's threads own 4 dims each");
+  __shared__ float4 slice_sums[NUM_THREADS];
+  ptx::grid_dependency_wait();
   const float kNegInf = ptx::neg_inf();
   const long long bh = static_cast<long long>(blockIdx.y) * p.n_local_heads + blockIdx.x;
   const float* lse = p.partial_lse + bh * p.num_splits;
+  // Every warp reduces the lse values itself (a handful of loads per lane): no block barrier.
   float max_lse = kNegInf;
-  for (int s = 0; s < p.num_splits; ++s) max_lse = fmaxf(max_lse, lse[s]);
+  for (int s = threadIdx.x % 32; s < p.num_splits; s += 32) max_lse = fmaxf(max_lse, lse[s]);
+  max_lse = ptx::warp_max(max_lse);
+  const int groups = NUM_THREADS / p.dim_chunks;  // 4-dim groups per chunk
+  const int group = threadIdx.x % groups;
+  const int slice = threadIdx.x / groups;
+  const int dim = (blockIdx.z * groups + group) * 4;
+  unsigned short* out = p.out + bh * smla::kLatentDim + dim;
   if (max_lse == kNegInf) {
-    for (int dim = threadIdx.x * 4; dim < smla::kLatentDim; dim += NUM_THREADS * 4) {
-      *reinterpret_cast<uint2*>(p.out + bh * smla::kLatentDim + dim) = make_uint2(0u, 0u);
-    }
-    if (threadIdx.x == 0) p.lse[bh] = kNegInf;
+    if (slice == 0) *reinterpret_cast<uint2*>(out) = make_uint2(0u, 0u);
+    if (threadIdx.x == 0 && blockIdx.z == 0) p.lse[bh] = kNegInf;
     return;
   }
-  for (int dim = threadIdx.x * 4; dim < smla::kLatentDim; dim += NUM_THREADS * 4) {
-    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-    float weight_sum = 0.f;
-    for (int s = 0; s < p.num_splits; ++s) {
-      const float weight = expf(lse[s] - max_lse);
-      if (weight == 0.f) continue;  // empty split: its partial is zeros, never NaN-poisoned data
-      const float4 part = *reinterpret_cast<const float4*>(
-          p.partial_out + (bh * p.num_splits + s) * smla::kLatentDim + dim);
-      sum.x += weight * part.x;
-      sum.y += weight * part.y;
-      sum.z += weight * part.z;
-      sum.w += weight * part.w;
-      weight_sum += weight;
-    }
-    const float inv = 1.f / weight_sum;
-    *reinterpret_cast<uint2*>(p.out + bh * smla::kLatentDim + dim) = make_uint2(
-        ptx::pack_bf16x2(sum.x * inv, sum.y * inv), ptx::pack_bf16x2(sum.z * inv, sum.w * inv));
+  float weight_sum = 0.f;
+  for (int s = threadIdx.x % 32; s < p.num_splits; s += 32) weight_sum += expf(lse[s] - max_lse);
+  weight_sum = ptx::warp_sum(weight_sum);
+  const float* partials = p.partial_out + bh * p.num_splits * smla::kLatentDim + dim;
+  slice_sums[threadIdx.x] = smla_combine::slice_sum(partials, lse, slice, p.dim_chunks,
+                                                    p.num_splits, max_lse, 1.f / weight_sum);
+  __syncthreads();
+  if (slice != 0) return;
+  float4 sum = slice_sums[group];
+  for (int other = 1; other < p.dim_chunks; ++other) {
+    const float4 part = slice_sums[other * groups + group];
+    sum.x += part.x;
+    sum.y += part.y;
+    sum.z += part.z;
+    sum.w += part.w;
   }
-  if (threadIdx.x == 0) {
-    float weight_sum = 0.f;
-    for (int s = 0; s < p.num_splits; ++s) weight_sum += expf(lse[s] - max_lse);
-    p.lse[bh] = max_lse + logf(weight_sum);
-  }
+  *reinterpret_cast<uint2*>(out) =
+      make_uint2(ptx::pack_bf16x2(sum.x, sum.y), ptx::pack_bf16x2(sum.z, sum.w));
+  if (threadIdx.x == 0 && blockIdx.z == 0) p.lse[bh] = max_lse + logf(weight_sum);
 }

@@ -28,6 +28,7 @@ struct CombineParams {
   int batch;
   int n_local_heads;
   int num_splits;
+  int dim_chunks;  // gridDim.z: the 512 latent dims cut into 1, 2, 4 or 8 chunks (deploy.hpp)
 };
 
 struct ReferenceParams {

@@ -470,6 +470,11 @@ __global__ void __launch_bounds__(NUM_WARPS * 32, 1)
     __syncthreads();
   }
   ptx::cp_async_wait<0>();
+  // A combine launched as a programmatic dependent (pdl 1) may be scheduled once every CTA of this
+  // grid got here (or exited), so its launch overlaps the grid's last output writes; it waits for
+  // this grid's completion before reading the partials. At the kernel's start instead, the waiting
+  // combine CTAs cost 1-2.6 us at batches 8-64 (BENCHMARKS.md section 7, fourth session).
+  ptx::launch_dependents();
   __syncthreads();
   smla_detail::write_output<BLOCK_H, NUM_WARPS>(p, layout, smem, batch_item, first_head, split,
                                                 acc);

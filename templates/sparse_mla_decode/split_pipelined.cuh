@@ -130,17 +130,23 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
       if (head >= p.n_local_heads) continue;
       const float inv_sum = sum > 0.f ? value_scale / sum : 0.f;
       const long long bh = static_cast<long long>(batch_item) * p.n_local_heads + head;
+      // Two adjacent dims per store (8-byte partials, 4-byte bf16 pairs): n-tiles n, n + 1 of one
+      // element on fp8 caches, elements j, j + 1 of one n-tile on bf16 (see output_dim).
+      constexpr bool kPairTiles = KV_FORMAT == smla::kFp8DsMla;
 #pragma unroll
-      for (int n = 0; n < Acc::kNTiles; ++n) {
+      for (int n = 0; n < Acc::kNTiles; n += kPairTiles ? 2 : 1) {
 #pragma unroll
-        for (int j = half * 2; j < half * 2 + 2; ++j) {
+        for (int j = half * 2; j < half * 2 + 2; j += kPairTiles ? 1 : 2) {
           const int dim = output_dim<KV_FORMAT>(first_dim, n, j);
-          const float value = acc.value[m][n][j] * inv_sum;
+          const float lo = acc.value[m][n][j] * inv_sum;
+          const float hi = (kPairTiles ? acc.value[m][n + 1][j] : acc.value[m][n][j + 1]) * inv_sum;
           if (single_split) {
-            p.out[bh * smla::kLatentDim + dim] =
-                static_cast<unsigned short>(ptx::pack_bf16x2(value, 0.f) & 0xffffu);
+            *reinterpret_cast<unsigned*>(p.out + bh * smla::kLatentDim + dim) =
+                ptx::pack_bf16x2(lo, hi);
           } else {
-            p.partial_out[(bh * p.num_splits + split) * smla::kLatentDim + dim] = value;
+            *reinterpret_cast<float2*>(p.partial_out +
+                                       (bh * p.num_splits + split) * smla::kLatentDim + dim) =
+                make_float2(lo, hi);
           }
         }
       }
@@ -341,6 +347,11 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
       if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&empty[stage]);
     }
   }
+  // A combine launched as a programmatic dependent (pdl 1) may be scheduled once every CTA of this
+  // grid got here (or exited), so its launch overlaps the grid's last output writes; it waits for
+  // this grid's completion before reading the partials. At the kernel's start instead, the waiting
+  // combine CTAs cost 1-2.6 us at batches 8-64 (BENCHMARKS.md section 7, fourth session).
+  ptx::launch_dependents();
   smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
       p, acc, batch_item, first_head, split,
       smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f);

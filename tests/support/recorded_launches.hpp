@@ -1,8 +1,8 @@
 #pragma once
 // A LaunchKernelFn (core/deploy_family.hpp) that records instead of launching, so that a family's
 // serving launch runs on a machine without a driver: each launch's function, grid, block size,
-// dynamic shared memory and the bytes of its one parameter block (the first launch's is a `First`,
-// later ones a `Rest`).
+// dynamic shared memory, launch order and the bytes of its one parameter block (the first launch's
+// is a `First`, later ones a `Rest`).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -16,6 +16,7 @@ struct RecordedLaunch {
   unsigned grid[3];
   unsigned block;
   unsigned smem;
+  LaunchOrder order;
   std::vector<unsigned char> params;
 };
 
@@ -23,10 +24,10 @@ inline std::vector<RecordedLaunch> recorded;
 
 template <typename First, typename Rest>
 CUresult record_launch(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsigned block,
-                       unsigned smem, CUstream, void** params) {
+                       unsigned smem, CUstream, void** params, LaunchOrder order) {
   const auto* bytes = static_cast<const unsigned char*>(params[0]);
   const std::size_t size = recorded.empty() ? sizeof(First) : sizeof(Rest);
-  recorded.push_back({function, {gx, gy, gz}, block, smem, {bytes, bytes + size}});
+  recorded.push_back({function, {gx, gy, gz}, block, smem, order, {bytes, bytes + size}});
   return CUDA_SUCCESS;
 }
 
