@@ -225,6 +225,43 @@ TEST_CASE("the batch search measures anchors fully, skips with a reason elsewher
   CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage <> 'plan'") == trials);  // all done
 }
 
+// A config no finalist rule would pick, named by --also-time, is timed in full at its batch in
+// every round beside the finalists: the full-protocol oracle of scripts/regret.py.
+TEST_CASE("--also-time: a named config is timed in full beside the finalists, every round") {
+  const tuner::test::TempDir dir;
+  sweep_ok(dir.path(), "--batches 1,2");
+  // The slowest screened config at batch 2: measured, never re-timed in that sweep.
+  std::string params;
+  {
+    const auto connection = Connection::open(dir / "tuning.db", OpenMode::read_only);
+    auto slowest = connection.prepare(
+        "SELECT t.params_json FROM trials t JOIN problems p ON p.id = t.problem_id WHERE "
+        "p.batch = 2 AND t.stage = 'measure' AND t.fate = 'measured' AND t.params_json NOT IN "
+        "(SELECT params_json FROM trials WHERE stage = 'retime' AND problem_id = p.id) ORDER BY "
+        "t.median_us DESC LIMIT 1");
+    REQUIRE(slowest.step());
+    params = slowest.column_text(0);
+  }
+  const fs::path file = dir / "also.json";
+  std::ofstream(file) << "{\"2\": [" << params << "]}";
+  // A fresh DB (the same cubin cache): nothing resumed, the config measured and re-timed anew.
+  const tuner::test::TempDir fresh;
+  fs::create_directory_symlink(dir / "cache", fresh / "cache");
+  sweep_ok(fresh.path(), "--batches 1,2 --also-time '" + file.string() + "'");
+  const fs::path oracle = fresh / "tuning.db";
+  const std::string retimed =
+      "SELECT COUNT(*) FROM trials t JOIN problems p ON p.id = t.problem_id WHERE p.batch = 2 "
+      "AND t.stage = 'retime' AND t.fate = 'measured' AND t.params_json = '" +
+      params + "'";
+  CHECK(count(oracle, retimed) == 1);
+  CHECK(count(oracle, retimed +
+                          " AND t.reason LIKE 'timing protocol 2 in full, 3 interleaved round(s)%" +
+                          "named by --also-time%'") == 1);
+  CHECK(count(oracle,
+              "SELECT COUNT(*) FROM trials t JOIN problems p ON p.id = t.problem_id WHERE "
+              "p.batch = 1 AND t.stage = 'retime' AND t.reason LIKE '%--also-time%'") == 0);
+}
+
 TEST_CASE(
     "--shard 1/2 then 2/2 and tuner merge: disjoint slices, every survivor measured once, "
     "the winner decided by the merge") {

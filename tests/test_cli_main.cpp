@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "tests/support/run_command.hpp"
@@ -108,6 +109,28 @@ TEST_CASE("tuner sweep refuses bad screening and finalist options with exit 2, n
         std::pair{"--screen-replays 201", "--screen-replays 201 is out of range"},
         std::pair{"--finalist-margin 101", "--finalist-margin 101"},
         std::pair{"--finalist-margin nan", "--finalist-margin nan"}}) {
+    CAPTURE(option);
+    const CommandResult outcome = run_with_stderr(sweep + option);
+    CHECK(outcome.exit_code == 2);
+    CHECK(outcome.output.find(named) != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "tuning.db"));
+  }
+}
+
+// --also-time is read and checked against the sweep's batches and the family before any GPU work.
+TEST_CASE("tuner sweep refuses an unreadable or wrong --also-time file with exit 2, naming it") {
+  const TempDir dir;
+  const fs::path file = dir / "also.json";
+  std::ofstream(file) << R"({"3": []})";
+  const std::string sweep = "'" + kTunerBinary + "' sweep --db '" + (dir / "tuning.db").string() +
+                            "' --cache-dir '" + (dir / "cache").string() + "' --batches 1,8 ";
+  for (const auto& [option, named] :
+       {std::pair{"--also-time '" + (dir / "none.json").string() + "'",
+                  std::string("none.json: cannot read the file")},
+        std::pair{"--also-time '" + file.string() + "'",
+                  std::string("batch 3 is not one of the sweep's --batches")},
+        std::pair{"--also-time '" + file.string() + "' --shard 1/2",
+                  std::string("--also-time with --shard")}}) {
     CAPTURE(option);
     const CommandResult outcome = run_with_stderr(sweep + option);
     CHECK(outcome.exit_code == 2);

@@ -9,6 +9,7 @@
 
 using tuner::choose_finalists;
 using tuner::FinalistPolicy;
+using tuner::Finalists;
 using tuner::Timing;
 
 namespace {
@@ -78,4 +79,27 @@ TEST_CASE("finalists: the winner comes from full-protocol timings, a screen neve
   const auto with_fallback = tuner::fastest_finalist(finalists, full, {{"a", at(95.0)}});
   REQUIRE(with_fallback.has_value());
   CHECK(with_fallback->params == "a");
+}
+
+TEST_CASE("finalists: configs named by --also-time join every round when screened here") {
+  Finalists between = choose_finalists(kScreens, "z", true, false, FinalistPolicy{});
+  REQUIRE(between.configs == std::vector<std::string>{"z", "a", "b"});
+  // "d" (4 % behind: not a finalist) joins; "a" already is; "q" has no screen here.
+  const auto missing = tuner::add_named_finalists({"d", "a", "q"}, kScreens, 3, between);
+  CHECK(missing == std::vector<std::string>{"q"});
+  CHECK(between.configs == std::vector<std::string>{"z", "a", "b", "d"});
+  CHECK(between.rounds.at("d") == 3);
+  CHECK(between.rule.find("2 config(s) named by --also-time (1 not otherwise a finalist)") !=
+        std::string::npos);
+  // The default, screened far behind and timed once, is timed every round once it is named.
+  REQUIRE(between.rounds.at("z") == 1);
+  CHECK(tuner::add_named_finalists({"z"}, kScreens, 3, between).empty());
+  CHECK(between.rounds.at("z") == 3);
+  CHECK(between.configs.size() == 4);
+  // Nothing named that was screened here: the rule says nothing about it.
+  Finalists untouched = choose_finalists(kScreens, "z", true, false, FinalistPolicy{});
+  const std::string rule = untouched.rule;
+  CHECK(tuner::add_named_finalists({"q"}, kScreens, 3, untouched).size() == 1);
+  CHECK(untouched.rule == rule);
+  CHECK(untouched.configs.size() == 3);
 }

@@ -7,7 +7,6 @@ which writes the store and frozen DB of db/tools/fixture.hpp); CTest sets both (
 
 import ctypes
 import gc
-import json
 import math
 import os
 import shutil
@@ -287,80 +286,6 @@ class ShapeHandleTest(FixtureTest):
         with self.assertRaises(tunedb.TunedbError) as caught:
             shape.lookup(8)
         self.assertIn("closed Shape", str(caught.exception))
-
-
-class RegretScriptTest(FixtureTest):
-    """scripts/regret.py on the fixture store (tuned at 1, 8, 32, 128 for sm_120) and an oracle
-    store holding hand-written first-pass medians at batch 8 (tuned) and 20 (untuned)."""
-
-    SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "regret.py"
-
-    def make_oracle(self, medians):
-        oracle = self.dir / "oracle.db"
-        shutil.copy(self.dir / "store.db", oracle)
-        db = sqlite3.connect(oracle)
-        run, source = db.execute("SELECT run_id, source_hash FROM winners LIMIT 1").fetchone()
-        for batch, by_params in medians.items():
-            db.execute("INSERT OR IGNORE INTO problems (family, shape, batch) VALUES (?, ?, ?)",
-                       (FAMILY, SHAPE_TEXT, batch))
-            problem = db.execute("SELECT id FROM problems WHERE family = ? AND shape = ? AND "
-                                 "batch = ?", (FAMILY, SHAPE_TEXT, batch)).fetchone()[0]
-            for params, median in by_params.items():
-                db.execute(
-                    "INSERT INTO trials (run_id, problem_id, source_hash, stage, budget_arch, "
-                    "measured_arch, device_name, params_json, fate, reason, median_us) VALUES "
-                    "(?, ?, ?, 'measure', 'sm_120', 'sm_90', 'NVIDIA H200', ?, 'measured', "
-                    "'oracle', ?)", (run, problem, source, params, median))
-        db.commit()
-        db.close()
-        return oracle
-
-    def regret(self, check, oracle, limit, *more):
-        env = dict(os.environ)
-        return subprocess.run(
-            [sys.executable, str(self.SCRIPT), check, "--tuned", str(self.dir / "store.db"),
-             "--oracle", str(oracle), "--max-regret", str(limit), *more],
-            capture_output=True, text=True, env=env)
-
-    def test_search_and_bucket_regret_against_the_oracle(self):
-        def canonical(params):  # the store's params_json form: sorted keys, no spaces
-            return json.dumps(params, sort_keys=True, separators=(",", ":"))
-
-        tuned8, tuned128, default = canonical(TUNED_8), canonical(TUNED_128), canonical(DEFAULT)
-        oracle = self.make_oracle({
-            8: {tuned8: 20.0, tuned128: 19.0, default: 25.0},    # the winner is 1/19 = 5.26 % off
-            20: {tuned8: 29.4, default: 30.0},                    # lookup: bucket -> 32 = default
-        })
-        search = self.regret("search", oracle, 2)
-        self.assertEqual(search.returncode, 1, search.stdout + search.stderr)
-        self.assertIn("search: worst regret 5.26% at batch 8 (1 batches)", search.stdout)
-        self.assertEqual(self.regret("search", oracle, 6).returncode, 0)
-        bucket = self.regret("bucket", oracle, 3)
-        self.assertEqual(bucket.returncode, 0, bucket.stdout + bucket.stderr)
-        self.assertIn("bucket -> 32", bucket.stdout)
-        self.assertIn("bucket: worst regret 2.04% at batch 20 (1 batches)", bucket.stdout)
-        self.assertEqual(self.regret("bucket", oracle, 2).returncode, 1)
-        # Fewer batches than asked for is a failure, said so, whatever the regret.
-        few = self.regret("search", oracle, 6, "--min-batches", "12")
-        self.assertEqual(few.returncode, 1, few.stdout + few.stderr)
-        self.assertIn("only 1 batches compared, fewer than --min-batches 12", few.stdout)
-
-    def test_an_oracle_mixing_protocols_is_bad_input(self):
-        oracle = self.make_oracle({8: {"{}": 20.0, '{"a":1}': 21.0}})
-        db = sqlite3.connect(oracle)
-        db.execute("UPDATE trials SET measure_env = 'protocol 2, screen 4' WHERE id = "
-                   "(SELECT MAX(id) FROM trials WHERE stage = 'measure')")
-        db.commit()
-        db.close()
-        result = self.regret("search", oracle, 2)
-        self.assertEqual(result.returncode, 2)
-        self.assertIn("mix protocols", result.stderr)
-
-    def test_an_empty_oracle_is_bad_input(self):
-        empty = self.make_oracle({})
-        result = self.regret("search", empty, 2)
-        self.assertEqual(result.returncode, 2)
-        self.assertIn("holds no measured trials", result.stderr)
 
 
 if __name__ == "__main__":

@@ -15,9 +15,9 @@
 //      at most `max_keep` of them (those closest to a neighbour's best), plus the default and the
 //      `keep_top` fastest at the nearest batch already done below.
 //      Every launch-time variant of the `agreed_sibling_groups` kernels closest to a neighbour's
-//      best is measured too, even when the neighbours agree (on the H200 the search kept a
-//      3-split variant at batch 272 where the same kernel's 1-split variant was 1.5x faster:
-//      BENCHMARKS.md section 9).
+//      best is measured too, even when the neighbours agree: a split count's best value follows
+//      the batch's waves, which agreeing anchors do not see (at most a few more screens; the
+//      H200's batch 272, first suspected, was not such a miss: BENCHMARKS.md section 9).
 //      When the two neighbours' winners differ the landscape is changing between them: the
 //      margin widens to `wide_margin`, and every launch-time variant of the `sibling_groups`
 //      kernels closest to a neighbour's best is measured too (configs of one compiled kernel

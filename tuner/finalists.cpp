@@ -55,6 +55,30 @@ Finalists choose_finalists(const std::map<std::string, double>& screened,
   return chosen;
 }
 
+std::vector<std::string> add_named_finalists(const std::vector<std::string>& named,
+                                             const std::map<std::string, double>& screened,
+                                             int rounds, Finalists& finalists) {
+  std::vector<std::string> missing;
+  int joined = 0;
+  for (const std::string& params : named) {
+    if (!screened.contains(params)) {
+      missing.push_back(params);
+      continue;
+    }
+    if (!finalists.rounds.contains(params)) {
+      finalists.configs.push_back(params);
+      ++joined;
+    }
+    finalists.rounds[params] = rounds;
+  }
+  if (named.size() > missing.size()) {
+    finalists.rule +=
+        "; also timed in full, every round: " + std::to_string(named.size() - missing.size()) +
+        " config(s) named by --also-time (" + std::to_string(joined) + " not otherwise a finalist)";
+  }
+  return missing;
+}
+
 std::optional<Fastest> fastest_finalist(const Finalists& finalists,
                                         const std::map<std::string, Timing>& timings,
                                         const std::map<std::string, Timing>& fallback) {

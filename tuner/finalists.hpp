@@ -36,6 +36,15 @@ Finalists choose_finalists(const std::map<std::string, double>& screened,
                            const std::string& default_params, bool screening, bool at_anchor,
                            const FinalistPolicy& policy);
 
+// Configs named before the sweep (--also-time: e.g. the config a regret check compares with the
+// oracle's best) join `finalists` at this batch for every round, so that both sides of that
+// comparison are full-protocol timings of one run. Only configs with a first-pass timing in
+// `screened` join (one that failed or was not measured here is never timed); the others are
+// returned. A named config already chosen is timed in every round.
+std::vector<std::string> add_named_finalists(const std::vector<std::string>& named,
+                                             const std::map<std::string, double>& screened,
+                                             int rounds, Finalists& finalists);
+
 // The fastest config with a timing in `timings` (full-protocol re-timings; with `fallback`, the
 // first-pass timing of a finalist whose re-timing failed), and that timing. Empty when the default
 // has no timing: there is nothing to compare against.

@@ -11,6 +11,7 @@
 
 #include "core/family.hpp"
 #include "core/shape.hpp"
+#include "tuner/also_time.hpp"
 #include "tuner/batch_search.hpp"
 #include "tuner/shard.hpp"
 
@@ -45,8 +46,11 @@ struct SweepRequest {
   // shards and several GPUs always time in full.
   int screen_replays = 4;
   double finalist_margin = 0.02;  // between anchors: finalists screened within this of the best
-  double memory_gib = 1.0;        // input footprint (the KV cache, the GEMM operands): >= 4x the L2
-  int min_launches = 32;          // per timing graph at least; the family adds more for the L2
+  // --also-time: configs timed in full at these batches beside the finalists, every round (a
+  // regret check's configs; tuner/also_time.hpp). Only those measured at the batch.
+  AlsoTime also_time;
+  double memory_gib = 1.0;  // input footprint (the KV cache, the GEMM operands): >= 4x the L2
+  int min_launches = 32;    // per timing graph at least; the family adds more for the L2
   bool inject_fault_candidate = false;  // test-only: adds a candidate that writes out of bounds
   // --shard i/N: measure only this slice of the (shape, batch, config) items and record no
   // winners (tuner merge decides them from all shards' trials).

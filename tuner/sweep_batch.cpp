@@ -116,16 +116,32 @@ BatchOutcome SweepRun::sweep_batch(int batch, const std::vector<Candidate>& cand
   }
   const bool at_anchor =
       std::binary_search(summary_.anchors.begin(), summary_.anchors.end(), batch);
-  const Finalists finalists =
+  Finalists finalists =
       choose_finalists(found.timings.median_us, default_params, screening_, at_anchor,
                        FinalistPolicy{request_.finalists, request_.final_rounds,
                                       request_.finalist_margin, FinalistPolicy{}.default_close});
+  add_also_timed(batch, found.timings.median_us, finalists, progress);
   const std::map<std::string, Timing> final_timings = retime(batch, finalists);
   record_retimes(problem_id, final_timings, finalists);
   batch_summary.finalists = static_cast<int>(finalists.configs.size());
   record_winner(batch, batch_summary, finalists, final_timings, measured);
   summary_.batches.push_back(batch_summary);
   return found;
+}
+
+// The configs --also-time names at this batch join the finalists; one with no first pass here
+// (it failed, or the search skipped it) is said so and not timed.
+void SweepRun::add_also_timed(int batch, const std::map<std::string, double>& screened,
+                              Finalists& finalists, const Progress& progress) const {
+  const auto named = request_.also_time.find(batch);
+  if (named == request_.also_time.end()) return;
+  for (const std::string& params :
+       add_named_finalists(named->second, screened, request_.final_rounds, finalists)) {
+    progress.note("sweep: batch " + std::to_string(batch) + ": --also-time names " +
+                  describe(config_from_json(params)) +
+                  ", which has no first-pass timing here (not a survivor of the plan, failed, "
+                  "or skipped by the search): not timed in full");
+  }
 }
 
 // Times the finalists and the default with the full protocol, side by side in interleaved rounds.

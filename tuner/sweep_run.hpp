@@ -83,6 +83,8 @@ class SweepRun {
   BatchOutcome sweep_batch(int batch, const std::vector<Candidate>& candidates,
                            const std::vector<SkippedConfig>& skipped, bool verify,
                            Progress& progress);
+  void add_also_timed(int batch, const std::map<std::string, double>& screened,
+                      Finalists& finalists, const Progress& progress) const;
   std::map<std::string, Timing> retime(int batch, const Finalists& finalists);
   void record_retimes(std::int64_t problem_id, const std::map<std::string, Timing>& timings,
                       const Finalists& finalists);

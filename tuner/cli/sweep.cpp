@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "core/cubin_cache.hpp"
 #include "core/error.hpp"
@@ -133,6 +135,7 @@ struct SweepText {
   std::string shard_text = "1/1";
   double margin_pct = 0.0;
   double finalist_margin_pct = 0.0;
+  std::string also_time;  // a file: {"BATCH": [CONFIG, ...]}
 };
 
 void add_sweep_options(po::options_description& options, SweepText& text, SweepRequest& request) {
@@ -169,6 +172,10 @@ void add_sweep_options(po::options_description& options, SweepText& text, SweepR
       po::value(&text.finalist_margin_pct)->default_value(text.finalist_margin_pct),
       "batch search, between anchors: finalists are the configs screened within this % of the "
       "best (at most --finalists)")(
+      "also-time", po::value(&text.also_time),
+      "FILE {\"BATCH\": [CONFIG, ...]}: also time these configs in full at these batches, "
+      "every round beside the finalists (both sides of a regret check from one run; "
+      "scripts/regret.py also-time writes it)")(
       "memory-gib", po::value(&request.memory_gib)->default_value(request.memory_gib),
       "input footprint in GiB (KV cache, GEMM operand rotations): at least 4x the GPU's L2, else "
       "refused")(
@@ -177,6 +184,22 @@ void add_sweep_options(po::options_description& options, SweepText& text, SweepR
       "and record no winners; tuner merge puts the N shard DBs together and decides them")(
       "test-fault-candidate", po::bool_switch(&request.inject_fault_candidate),
       "test only: add a candidate that writes out of bounds, to prove fault isolation");
+}
+
+// --also-time FILE into the request (exit 2 naming the file before any GPU work).
+void read_also_time(const std::string& path, SweepRequest& request) {
+  if (request.shard.sharded()) {
+    throw InputError("--also-time with --shard: a shard times no finalists; sweep unsharded");
+  }
+  std::ifstream in(path);
+  if (!in) {
+    throw InputError("--also-time " + path +
+                     ": cannot read the file; write it with scripts/regret.py also-time");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  request.also_time =
+      parse_also_time(text.str(), "--also-time " + path, request.batches, request.family->space());
 }
 
 }  // namespace
@@ -201,6 +224,7 @@ int run_sweep(const Args& args) {
   request.search.anchor_targets = parse_int_list(text.anchors, "search-anchors");
   set_search_options(text.margin_pct, text.finalist_margin_pct, request);
   request.shard = parse_shard(text.shard_text);
+  if (!text.also_time.empty()) read_also_time(text.also_time, request);
   if (!request.devices.empty()) (void)parse_devices(request.devices);  // exit 2 before any GPU work
   if (!text.budget_arch.empty()) request.budget_arch = text.budget_arch;
   request.cache_dir = text.cache_dir.empty() ? default_cache_dir().string() : text.cache_dir;
