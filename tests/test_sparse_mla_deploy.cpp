@@ -1,8 +1,9 @@
 // The sparse MLA decode family's deploy unit (kernels/sparse_mla_decode/deploy + serve), the code
 // the serving launcher runs, without a GPU: the split plan against hand-computed cases and an
 // independently written loop, the tuner's geometry against it, the parameter blocks byte by
-// byte, the workspace layout, and the launcher's refusals (recorded through a LaunchKernelFn that
-// stands in for cuLaunchKernel: no driver runs here).
+// byte, the workspace layout, the launcher's refusals (recorded through a LaunchKernelFn that
+// stands in for cuLaunchKernel: no driver runs here), and the serving launch bound from the frozen
+// launch facts against the tuner's own geometry and packing.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -13,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "core/config.hpp"
 #include "kernels/sparse_mla_decode/deploy.hpp"
+#include "kernels/sparse_mla_decode/family.hpp"
 #include "kernels/sparse_mla_decode/geometry.hpp"
 #include "kernels/sparse_mla_decode/resources.hpp"
 #include "kernels/sparse_mla_decode/serve.hpp"
@@ -113,7 +116,7 @@ TEST_CASE("split plan and the tuner's geometry agree with an independent loop") 
             config.block_t = block_t;
             config.block_h = block_h;
             config.target_ctas = target;
-            Shape shape;
+            smla_family::Shape shape;
             shape.n_heads = heads;
             shape.attn_tp = 1;
             shape.batch = batch;
@@ -289,4 +292,79 @@ TEST_CASE("a record built from the declared fields by name reads back as serve_a
   CHECK(args.workspace == test::declared_address(family, "workspace"));
   CHECK(args.workspace_bytes == test::declared_address(family, "workspace_bytes"));
   CHECK(args.softmax_scale == test::declared_float(family, "softmax_scale"));
+}
+
+namespace {
+
+// The serving launch of `config` at `batch`, bound from the launch facts `tuner freeze` writes
+// (frozen_launches), recorded; then the tuner's geometry and packing for the same launch.
+void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch) {
+  smla_family::Shape shape;
+  shape.kv_format = kv;
+  shape.batch = batch;
+  const std::vector<FrozenLaunch> facts =
+      family().frozen_launches(to_config(config), {canonical_shape(shape)});
+  REQUIRE(facts.size() == 2);  // this format's split, then combine
+  const BoundKernel split{fake_function(0x100), static_cast<unsigned>(facts[0].block_threads),
+                          static_cast<unsigned>(facts[0].dynamic_smem)};
+  const BoundKernel combine{fake_function(0x300), static_cast<unsigned>(facts[1].block_threads),
+                            static_cast<unsigned>(facts[1].dynamic_smem)};
+  const Config values = config_from_json(facts[0].launch_params_json);
+  const BoundConfig bound = deploy_family().bind(
+      [&](std::string_view role) -> const BoundKernel* {
+        return role == split_role(kv) ? &split : role == kCombineRole ? &combine : nullptr;
+      },
+      [&](std::string_view name) -> std::optional<std::int64_t> { return values.at(name); });
+  const tunedb_sparse_mla_decode_args args{0x1000, 0x2000,     0x3000,     0x4000,
+                                           0x5000, 0x10000000, 1ull << 32, 0.0625f};
+  recorded.clear();
+  const std::string text = canonical_shape(shape).canonical();
+  REQUIRE(deploy_family().launch(bound, text, batch, &args, nullptr, record).status ==
+          ServeStatus::ok);
+  const LaunchGeometry geometry = launch_geometry(config, shape);
+  const DecodeDims dims{batch, shape.n_local_heads(), shape.topk};
+  const SplitPlan plan = split_plan(dims, {config.block_t, config.block_h, config.target_ctas});
+  REQUIRE(recorded.size() == (geometry.runs_combine() ? 2u : 1u));
+  for (int d = 0; d < 3; ++d) CHECK(recorded[0].grid[d] == geometry.split_grid[d]);
+  CHECK(recorded[0].block == geometry.split_threads);
+  CHECK(recorded[0].smem == geometry.split_smem_bytes);
+  const DecodeBuffers buffers = place_partials({0x1000, 0x2000, 0x3000, 0x4000, 0x5000}, 0x10000000,
+                                               workspace_layout(dims, plan));
+  const smla::SplitParams want = pack_split(buffers, dims, plan, 0.0625f);
+  CHECK(std::memcmp(recorded[0].params.data(), &want, sizeof want) == 0);
+  if (!geometry.runs_combine()) return;
+  for (int d = 0; d < 3; ++d) CHECK(recorded[1].grid[d] == geometry.combine_grid[d]);
+  CHECK(recorded[1].block == geometry.combine_threads);
+  CHECK(recorded[1].smem == 0);  // launch.cpp launches combine without dynamic shared memory
+  const smla::CombineParams combined = pack_combine(buffers, dims, plan);
+  CHECK(std::memcmp(recorded[1].params.data(), &combined, sizeof combined) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("the serving launch from frozen launch facts is the tuner's launch, partials included") {
+  int cases = 0;
+  for (const KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
+    for (const int block_t : {16, 64}) {
+      for (const int num_warps : {4, 8}) {
+        for (const int producers : {0, 2}) {
+          for (const int target : {128, 1024}) {
+            for (const int batch : {1, 7, 64, 512}) {
+              KernelConfig config;
+              config.block_t = block_t;
+              config.num_warps = num_warps;
+              config.producers = producers;
+              config.mma_path = producers > 0 ? 1 : 0;
+              config.target_ctas = target;
+              CAPTURE(describe(to_config(config)));
+              CAPTURE(batch);
+              check_serving_is_tuners(config, kv, batch);
+              ++cases;
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(cases == 2 * 2 * 2 * 2 * 2 * 4);
 }

@@ -84,4 +84,11 @@ WorkspaceLayout workspace_layout(const DecodeDims& dims, const SplitPlan& plan) 
   return layout;
 }
 
+DecodeBuffers place_partials(DecodeBuffers buffers, std::uint64_t workspace,
+                             const WorkspaceLayout& layout) {
+  buffers.partial_out = workspace;
+  buffers.partial_lse = workspace + layout.partial_lse_offset;
+  return buffers;
+}
+
 }  // namespace tuner::smla_family

@@ -68,4 +68,10 @@ struct WorkspaceLayout {
 };
 WorkspaceLayout workspace_layout(const DecodeDims& dims, const SplitPlan& plan);
 
+// `buffers` with its partials placed in the workspace at address `workspace` by `layout`. The
+// serving launcher and the tuner's timed launches (launch.cpp) both place them here, so that a DB
+// median times the memory layout a deployment launches.
+DecodeBuffers place_partials(DecodeBuffers buffers, std::uint64_t workspace,
+                             const WorkspaceLayout& layout);
+
 }  // namespace tuner::smla_family

@@ -1,6 +1,7 @@
 #include "kernels/sparse_mla_decode/device_inputs.hpp"
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "core/error.hpp"
@@ -10,6 +11,15 @@
 namespace tuner::smla_family {
 
 namespace {
+
+DecodeDims dims_of(const Shape& shape) { return {shape.batch, shape.n_local_heads(), shape.topk}; }
+
+// A plan of `splits` splits: all workspace_layout reads.
+SplitPlan with_splits(int splits) {
+  SplitPlan plan;
+  plan.num_splits = splits;
+  return plan;
+}
 
 void launch_fill(CUfunction function, void** args, long long elements, CUstream stream,
                  const std::string& what) {
@@ -75,6 +85,18 @@ std::size_t DeviceProblem::index_set_bytes() const {
   return static_cast<std::size_t>(spec.shape.batch) * spec.shape.topk * sizeof(int);
 }
 
+DecodeBuffers DeviceProblem::buffers(int set, const SplitPlan& plan) const {
+  const WorkspaceLayout layout = workspace_layout(dims_of(spec.shape), plan);
+  if (plan.num_splits > max_partial_splits || layout.bytes > workspace.size()) {
+    throw std::logic_error("sparse_mla_decode: a launch of " + std::to_string(plan.num_splits) +
+                           " splits on a problem whose workspace holds the partials of " +
+                           std::to_string(max_partial_splits) +
+                           ": make the problem with max_partial_splits >= the launch's splits");
+  }
+  return place_partials({q.get(), kv.get(), index_set(set), out.get(), lse.get()}, workspace.get(),
+                        layout);
+}
+
 DeviceProblem make_device_problem(const UtilityKernels& utility, const InputSpec& spec,
                                   int max_partial_splits, CUstream stream) {
   validate(spec.shape);
@@ -92,11 +114,12 @@ DeviceProblem make_device_problem(const UtilityKernels& utility, const InputSpec
       what + " (indices)");
   problem.out = cuda::DeviceBuffer(heads_total * smla::kLatentDim * 2, what + " (out)");
   problem.lse = cuda::DeviceBuffer(heads_total * sizeof(float), what + " (lse)");
-  const std::size_t splits = static_cast<std::size_t>(std::max(max_partial_splits, 1));
-  problem.partial_out = cuda::DeviceBuffer(heads_total * splits * smla::kLatentDim * sizeof(float),
-                                           what + " (partials)");
-  problem.partial_lse =
-      cuda::DeviceBuffer(heads_total * splits * sizeof(float), what + " (partial lse)");
+  problem.max_partial_splits = std::max(max_partial_splits, 1);
+  // At least one alignment unit: a one-split problem has no partials but a buffer to poison.
+  problem.workspace = cuda::DeviceBuffer(
+      std::max<std::size_t>(
+          workspace_layout(dims_of(shape), with_splits(problem.max_partial_splits)).bytes, 256),
+      what + " (workspace)");
   problem.ref_out =
       cuda::DeviceBuffer(heads_total * smla::kLatentDim * sizeof(float), what + " (ref out)");
   problem.ref_lse = cuda::DeviceBuffer(heads_total * sizeof(float), what + " (ref lse)");
@@ -124,8 +147,7 @@ void redraw_inputs(const UtilityKernels& utility, DeviceProblem& problem, std::u
 void poison_outputs(const DeviceProblem& problem, CUstream stream) {
   problem.out.fill_u16(0x7fc1, stream);  // bf16 NaN
   problem.lse.fill_u32(0x7fc00001u, stream);
-  problem.partial_out.fill_u32(0x7fc00001u, stream);
-  problem.partial_lse.fill_u32(0x7fc00001u, stream);
+  problem.workspace.fill_u32(0x7fc00001u, stream);
 }
 
 }  // namespace tuner::smla_family

@@ -6,6 +6,7 @@
 
 #include "core/cubin_cache.hpp"
 #include "core/cuda_driver.hpp"
+#include "kernels/sparse_mla_decode/deploy.hpp"
 #include "kernels/sparse_mla_decode/geometry.hpp"
 #include "kernels/sparse_mla_decode/shape.hpp"
 
@@ -41,17 +42,24 @@ struct DeviceProblem {
   cuda::DeviceBuffer indices;  // [index_sets][batch][topk] int32
   cuda::DeviceBuffer out;      // [batch][n_local_heads][512] bf16
   cuda::DeviceBuffer lse;      // [batch][n_local_heads] fp32
-  cuda::DeviceBuffer partial_out;
-  cuda::DeviceBuffer partial_lse;
+  // The split partials in deploy.hpp's workspace layout, as the serving launcher is handed them
+  // (one buffer: partial_out, then partial_lse on a 256-byte boundary), for up to
+  // max_partial_splits splits.
+  cuda::DeviceBuffer workspace;
+  int max_partial_splits = 1;
   cuda::DeviceBuffer ref_out;  // fp32 reference output
   cuda::DeviceBuffer ref_lse;
   float softmax_scale = 0.f;
 
   CUdeviceptr index_set(int set) const;
   std::size_t index_set_bytes() const;
+  // The buffers of a launch of `plan` reading index set `set`, its partials placed in `workspace`
+  // as the serving launcher places them (place_partials). Throws std::logic_error when the plan
+  // has more splits than the workspace was sized for.
+  DecodeBuffers buffers(int set, const SplitPlan& plan) const;
 };
 
-// Allocates and fills everything; partials sized for `max_partial_splits` splits.
+// Allocates and fills everything; the workspace sized for `max_partial_splits` splits.
 DeviceProblem make_device_problem(const UtilityKernels& utility, const InputSpec& spec,
                                   int max_partial_splits, CUstream stream);
 

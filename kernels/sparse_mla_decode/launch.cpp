@@ -34,17 +34,24 @@ DecodeKernels load_decode_kernels(const CompileResult& compiled, const KernelCon
   return kernels;
 }
 
+SplitPlan plan_of(const LaunchGeometry& geometry) {
+  return {geometry.head_groups, geometry.requested_splits, geometry.num_splits,
+          geometry.tokens_per_split};
+}
+
 void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
                    const DeviceProblem& problem, int index_set, CUstream stream) {
   const Shape& shape = problem.spec.shape;
+  launch_decode(kernels, geometry, problem.buffers(index_set, plan_of(geometry)),
+                {shape.batch, shape.n_local_heads(), shape.topk}, problem.softmax_scale, stream);
+}
+
+void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
+                   const DecodeBuffers& buffers, const DecodeDims& dims, float softmax_scale,
+                   CUstream stream) {
   // Packing is deploy.hpp's, shared with the serving launcher.
-  const DecodeDims dims{shape.batch, shape.n_local_heads(), shape.topk};
-  const SplitPlan plan{geometry.head_groups, geometry.requested_splits, geometry.num_splits,
-                       geometry.tokens_per_split};
-  const DecodeBuffers buffers{
-      problem.q.get(),   problem.kv.get(),          problem.index_set(index_set), problem.out.get(),
-      problem.lse.get(), problem.partial_out.get(), problem.partial_lse.get()};
-  smla::SplitParams split = pack_split(buffers, dims, plan, problem.softmax_scale);
+  const SplitPlan plan = plan_of(geometry);
+  smla::SplitParams split = pack_split(buffers, dims, plan, softmax_scale);
   void* split_args[] = {&split};
   cuda::launch(kernels.split,
                {geometry.split_grid[0], geometry.split_grid[1], geometry.split_grid[2]},

@@ -25,9 +25,18 @@ struct DecodeKernels {
 DecodeKernels load_decode_kernels(const CompileResult& compiled, const KernelConfig& config,
                                   KvFormat kv_format);
 
-// Launches split (+ combine when split) for the shape's batch, reading index set `index_set`.
+// Launches split (+ combine when split) for the shape's batch, reading index set `index_set`; the
+// partials in the problem's workspace, where the serving launcher puts them (the DB times that).
 void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
                    const DeviceProblem& problem, int index_set, CUstream stream);
+
+// The same on explicit buffers (the partials wherever `buffers` says), e.g. to compare layouts.
+void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
+                   const DecodeBuffers& buffers, const DecodeDims& dims, float softmax_scale,
+                   CUstream stream);
+
+// The split plan the geometry was made from.
+SplitPlan plan_of(const LaunchGeometry& geometry);
 
 // Launches the fp32 reference into problem.ref_out / ref_lse for index set `index_set`.
 void launch_reference(const UtilityKernels& utility, const DeviceProblem& problem, int index_set,

@@ -96,13 +96,8 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
   if (split.function == nullptr || (planned.plan.runs_combine() && combine.function == nullptr)) {
     return refuse(ServeStatus::no_kernel, "the frozen cubin has no kernel for this kv_format");
   }
-  const DecodeBuffers buffers{given.q,
-                              given.kv,
-                              given.indices,
-                              given.out,
-                              given.lse,
-                              given.workspace,
-                              given.workspace + layout.partial_lse_offset};
+  const DecodeBuffers buffers = place_partials(
+      {given.q, given.kv, given.indices, given.out, given.lse}, given.workspace, layout);
   smla::SplitParams split_params =
       pack_split(buffers, planned.dims, planned.plan, given.softmax_scale);
   void* split_args[] = {&split_params};

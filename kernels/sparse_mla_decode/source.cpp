@@ -10,11 +10,14 @@ std::vector<SourceFile> template_headers() {
   return template_files({"common/", "sparse_mla_decode/"});
 }
 
-// The templates and the split rule (deploy.cpp): trials timed under another rule launched other
-// grids, so a change of either must not resume them.
+// The templates, the split rule (deploy.cpp) and where the timed launch keeps its partials:
+// trials timed under another rule launched other grids, and trials timed with the partials in two
+// separate buffers (before the tuner placed them as the serving launcher does, in one workspace)
+// timed another memory layout, so a change of any must not resume them.
 const std::string& source_hash() {
   static const std::string hash = sha256_hex(templates_hash({"common/", "sparse_mla_decode/"}) +
-                                             " split rule 2: floor(TARGET_CTAS / CTAs per split)");
+                                             " split rule 2: floor(TARGET_CTAS / CTAs per split)"
+                                             "; partials: the serving workspace layout");
   return hash;
 }
 
