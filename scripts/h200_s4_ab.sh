@@ -4,6 +4,7 @@
 # (pdl), against the previous tree, one tuner binary each (.devcarry/ab/tuner_head = 13bcd54,
 # .devcarry/bin/tuner = this tree), the same configs and batches, one run. Then Nsight Compute
 # durations of split and combine at batches 1 and 64 (new binary, caches left alone).
+# VARIANTS (default "head new") and WHERE_SETS (default "pipe"; also "seeds") choose the rows.
 set -u
 source scripts/device_env.sh >/dev/null
 out=${OUT:-/tmp/tuner-out}
@@ -13,10 +14,10 @@ common="block_h=16,block_t=64,num_stages=2,kv_unpack=0,ctas_per_sm=1,target_ctas
 seeds="$common,mma_path=0,num_warps=8,producers=0"
 pipe="$common,mma_path=1,num_warps=4|8,producers=2"
 row() { grep -E "\(fastest\)|\(best of" "$1" | awk '{printf "%4s %-10s %s %s %s %s %8s %7s %s %s\n", $1, v, $4, $5, $7, $10, $11, $(NF-3), $(NF-1), $NF}' v="$2"; }
-for v in head new head new; do
+for v in ${VARIANTS:-head new}; do
   bin=.devcarry/bin/tuner; [ "$v" = head ] && bin=.devcarry/ab/tuner_head
   per=""; [ "$v" = new ] && per="--best-per pdl"
-  for w in seeds pipe; do
+  for w in ${WHERE_SETS:-pipe}; do
     where=${!w}; [ "$v" = new ] && where="$where,pdl=0|1"
     log="$out/ab/${v}_$w.log"; [ -e "$log" ] && log="$out/ab/${v}_${w}_again.log"
     timeout 150 $bin bench --batches 1,8,32,64,128,256 --where "$where" $per >"$log" 2>&1
@@ -28,7 +29,7 @@ for b in 1 64; do
   w=$winner; [ $b = 1 ] && w="mma_path=0,kv_unpack=0,ctas_per_sm=1,block_t=64,num_warps=8,num_stages=2,producers=0,target_ctas=128"
   for pdl in 0 1; do
     timeout 100 ncu --clock-control none --cache-control none --section SpeedOfLight \
-      -k regex:"split|combine" -c 6 .devcarry/bin/tuner bench --batches $b --where "$w,pdl=$pdl" \
+      -k regex:"split|combine" -c 2 .devcarry/bin/tuner bench --batches $b --where "$w,pdl=$pdl" --no-default \
       >"$out/ab/ncu_b${b}_pdl$pdl.log" 2>&1
     echo "== ncu batch $b pdl $pdl (rc=$?)"
     grep -E "sparse_mla_decode_(split|combine)|Duration" "$out/ab/ncu_b${b}_pdl$pdl.log" |
