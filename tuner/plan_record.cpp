@@ -1,5 +1,7 @@
 #include "tuner/plan_record.hpp"
 
+#include "db/store/held_plan.hpp"
+
 namespace tuner {
 
 db::Fate to_db_fate(Fate fate) {
@@ -22,8 +24,10 @@ db::ProblemKey plan_problem_key(const PlanResult& plan) {
   return db::ProblemKey{plan.family, plan.shape.canonical(), std::nullopt};
 }
 
-void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
-                 const Family& family) {
+namespace {
+
+std::vector<db::TrialRecord> plan_trials(db::Store& store, std::int64_t run_id,
+                                         const PlanResult& plan, const Family& family) {
   const std::string& source_hash = family.source_hash();
   store.add_source(source_hash, plan.family);
   const std::int64_t problem_id = store.problem_id(plan_problem_key(plan));
@@ -57,7 +61,22 @@ void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
     }
     trials.push_back(std::move(trial));
   }
-  store.record_trials(trials);  // one transaction: a plan has ~50 000 rows
+  return trials;
+}
+
+}  // namespace
+
+void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
+                 const Family& family) {
+  store.record_trials(plan_trials(store, run_id, plan, family));  // one transaction
+}
+
+std::int64_t record_plan_unless_held(db::Store& store, std::int64_t run_id, const PlanResult& plan,
+                                     const Family& family) {
+  const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, plan, family);
+  if (const std::int64_t held = db::run_holding_plan(store, trials); held != 0) return held;
+  store.record_trials(trials);  // one transaction: a plan has ~100 000 rows
+  return run_id;
 }
 
 }  // namespace tuner

@@ -14,6 +14,12 @@ db::ProblemKey plan_problem_key(const PlanResult& plan);
 void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
                  const Family& family);
 
+// As record_plan, unless the latest run that recorded this plan's problem, source and budget arch
+// holds exactly these fates (a sweep rerun with nothing changed): then nothing is written.
+// Returns the run that holds the plan's fates (`run_id` when they were recorded now).
+std::int64_t record_plan_unless_held(db::Store& store, std::int64_t run_id, const PlanResult& plan,
+                                     const Family& family);
+
 db::Fate to_db_fate(Fate fate);
 
 }  // namespace tuner

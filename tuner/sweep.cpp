@@ -95,14 +95,15 @@ db::RunInfo SweepRun::run_info(const json& info) const {
   return run;
 }
 
-// Plans against the budget arch and records every fate; the survivors are the candidates.
+// Plans against the budget arch and records every fate (unless an earlier run holds exactly these:
+// a rerun with nothing changed); the survivors are the candidates.
 std::vector<Candidate> SweepRun::plan_candidates() {
   PlanRequest plan_request;
   plan_request.family = request_.family;
   plan_request.shape = request_.shape;
   plan_request.arch = plan_arch(budget_arch_, nullptr);
   const PlanResult plan = tuner::plan(plan_request, CubinCache(request_.cache_dir));
-  record_plan(*store_, run_id_, plan, *request_.family);
+  record_plan_unless_held(*store_, run_id_, plan, *request_.family);
   std::vector<Candidate> candidates;
   const Config default_config = request_.family->default_config();
   bool has_default = false;

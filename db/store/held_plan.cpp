@@ -1,0 +1,66 @@
+#include "db/store/held_plan.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace tuner::db {
+
+namespace {
+
+// One plan row as a comparable key; the unit separator cannot occur in JSON or a reason line.
+std::string plan_key(const std::string& params_json, std::string_view fate,
+                     const std::string& reason) {
+  std::string key = params_json;
+  key.append(1, '\x1f').append(fate).append(1, '\x1f').append(reason);
+  return key;
+}
+
+std::int64_t latest_plan_run(const Store& store, const TrialRecord& any_row) {
+  Statement query = store.connection().prepare(
+      "SELECT MAX(run_id) FROM trials WHERE stage = 'plan' AND problem_id = ?1 AND "
+      "source_hash = ?2 AND budget_arch = ?3");
+  query.bind(1, any_row.problem_id).bind(2, any_row.source_hash).bind(3, any_row.budget_arch);
+  if (!query.step() || query.is_null(0)) return 0;
+  return query.column_int64(0);
+}
+
+}  // namespace
+
+std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>& plan) {
+  if (plan.empty()) return 0;
+  for (const TrialRecord& row : plan) {
+    if (row.stage != Stage::plan || row.problem_id != plan.front().problem_id ||
+        row.source_hash != plan.front().source_hash ||
+        row.budget_arch != plan.front().budget_arch) {
+      throw std::invalid_argument(
+          "run_holding_plan: rows of one plan (stage, problem, source, arch)");
+    }
+  }
+  const std::int64_t run = latest_plan_run(store, plan.front());
+  if (run == 0) return 0;
+  Statement rows = store.connection().prepare(
+      "SELECT params_json, fate, reason FROM trials WHERE stage = 'plan' AND problem_id = ?1 AND "
+      "run_id = ?2 AND source_hash = ?3 AND budget_arch = ?4");
+  rows.bind(1, plan.front().problem_id)
+      .bind(2, run)
+      .bind(3, plan.front().source_hash)
+      .bind(4, plan.front().budget_arch);
+  std::vector<std::string> held;
+  held.reserve(plan.size());
+  while (rows.step()) {
+    if (held.size() == plan.size()) return 0;  // more rows than the plan has
+    held.push_back(plan_key(rows.column_text(0), rows.column_text(1), rows.column_text(2)));
+  }
+  if (held.size() != plan.size()) return 0;
+  std::vector<std::string> wanted;
+  wanted.reserve(plan.size());
+  for (const TrialRecord& row : plan) {
+    wanted.push_back(plan_key(row.params_json, to_string(row.fate), row.reason));
+  }
+  std::sort(held.begin(), held.end());
+  std::sort(wanted.begin(), wanted.end());
+  return held == wanted ? run : 0;
+}
+
+}  // namespace tuner::db

@@ -1,0 +1,82 @@
+// db::run_holding_plan: a sweep rerun with nothing changed finds its plan's fates held by the
+// latest plan run of the same problem, source and budget arch, and records nothing; any change
+// (a reason, a fate, a row more or less, another source) records the whole plan again. Real
+// SQLite files in a fresh temporary directory.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "db/store/held_plan.hpp"
+#include "db/store/store.hpp"
+#include "db/tools/fixture.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace tuner::db;
+using tuner::test::TempDir;
+
+namespace {
+
+TrialRecord plan_row(std::int64_t run, std::int64_t problem, int target, Fate fate,
+                     const std::string& reason) {
+  TrialRecord row;
+  row.run_id = run;
+  row.problem_id = problem;
+  row.source_hash = fixture::kSourceHash;
+  row.stage = Stage::plan;
+  row.budget_arch = "sm_90";
+  row.params_json = R"({"block_t":32,"target_ctas":)" + std::to_string(target) + "}";
+  row.compile_key = R"({"block_t":32})";
+  row.fate = fate;
+  row.reason = reason;
+  return row;
+}
+
+std::vector<TrialRecord> plan_rows(std::int64_t run, std::int64_t problem) {
+  std::vector<TrialRecord> rows;
+  for (int target = 1; target <= 40; ++target) {
+    const bool kept = target % 3 != 0;
+    rows.push_back(plan_row(run, problem, target, kept ? Fate::survivor : Fate::pruned_shape,
+                            kept ? "fits" : "BLOCK_H 32 > 16 local heads"));
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("held plan: the same fates are found under the latest plan run, any change is not") {
+  TempDir dir;
+  Store store = Store::open(dir / "tune.db");
+  const std::int64_t first = store.begin_run(fixture::fixture_run());
+  store.add_source(fixture::kSourceHash, fixture::kFamily);
+  const std::int64_t problem =
+      store.problem_id(ProblemKey{"sparse_mla_decode", fixture::kShape, std::nullopt});
+  CHECK(run_holding_plan(store, plan_rows(first, problem)) == 0);  // nothing recorded yet
+  store.record_trials(plan_rows(first, problem));
+  const std::int64_t second = store.begin_run(fixture::fixture_run());
+  std::vector<TrialRecord> again = plan_rows(second, problem);
+  std::reverse(again.begin(), again.end());  // order does not matter
+  CHECK(run_holding_plan(store, again) == first);
+
+  std::vector<TrialRecord> reason = plan_rows(second, problem);
+  reason[7].reason = "fits, by another rule";
+  CHECK(run_holding_plan(store, reason) == 0);
+  std::vector<TrialRecord> fate = plan_rows(second, problem);
+  fate[4].fate = Fate::pruned_budget;
+  CHECK(run_holding_plan(store, fate) == 0);
+  std::vector<TrialRecord> fewer = plan_rows(second, problem);
+  fewer.pop_back();
+  CHECK(run_holding_plan(store, fewer) == 0);
+  std::vector<TrialRecord> more = plan_rows(second, problem);
+  more.push_back(plan_row(second, problem, 41, Fate::survivor, "fits"));
+  CHECK(run_holding_plan(store, more) == 0);
+  std::vector<TrialRecord> arch = plan_rows(second, problem);
+  for (TrialRecord& row : arch) row.budget_arch = "sm_120";
+  CHECK(run_holding_plan(store, arch) == 0);
+
+  // A changed plan recorded under its own run is now the latest: the old fates are not held.
+  store.record_trials(reason);
+  CHECK(run_holding_plan(store, plan_rows(second + 1, problem)) == 0);
+  CHECK(run_holding_plan(store, reason) == second);
+}
