@@ -241,23 +241,6 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
 
 // CTAS_PER_SM is the launch bound's minimum of resident CTAs: ptxas keeps registers to what that
 // many CTAs allow, so that smaller tiles run three CTAs per SM instead of two.
-namespace smla_pipe {
-
-// q into shared memory in the MMA path's form, by the first NUM_THREADS threads.
-template <int BLOCK_H, int NUM_THREADS, int KV_FORMAT, int MMA, int UNPACK>
-__device__ __forceinline__ void prepare_q(const smla::SplitParams& p,
-                                          const smla::SmemLayout& layout, unsigned char* smem,
-                                          int batch_item, int first_head) {
-  if constexpr (MMA == smla::kMmaFp8) {
-    prepare_q_fp8<BLOCK_H, NUM_THREADS>(p, layout, smem, batch_item, first_head);
-  } else {
-    prepare_q_16bit<BLOCK_H, NUM_THREADS, KV_FORMAT, smla::unpack_k_bits(UNPACK)>(
-        p, layout, smem, batch_item, first_head);
-  }
-}
-
-}  // namespace smla_pipe
-
 template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
           int PRODUCERS, int UNPACK, int CTAS_PER_SM>
 __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
@@ -272,8 +255,6 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   constexpr smla::SmemLayout layout =
       smla::smem_layout(BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS);
   constexpr int kConsumerThreads = NUM_WARPS * 32;
-  constexpr int kThreads = (NUM_WARPS + PRODUCERS) * 32;
-  constexpr int kEarlyGatherTiles = 4;
   extern __shared__ __align__(128) unsigned char smem[];
 
   const int split = blockIdx.x;
@@ -286,7 +267,6 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
                         ? (range.end_pos - range.first_pos + BLOCK_T - 1) / BLOCK_T
                         : 0;
   range.index_row = p.indices + static_cast<long long>(batch_item) * p.topk;
-  const bool early_gather = PRODUCERS > 0 && range.num_tiles <= kEarlyGatherTiles;
   auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);
   unsigned long long* empty = full + NUM_STAGES;
 
@@ -300,11 +280,9 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
       ptx::mbarrier_init_fence();
     }
     __syncthreads();  // every warp sees the initialized barriers
-    // With few tiles per CTA the producers start gathering at once, so the first tiles' latency
-    // overlaps the consumers' q preparation: 8 % faster at batch 1 (1 tile), 6 % at 8 (2), 2 % at
-    // 32 (4), but 1-2 % slower at 64 and 128 (8, 16 tiles; why was not established), so longer
-    // CTAs keep every warp on q first (H200, BENCHMARKS.md section 7). Uniform per CTA.
-    if (early_gather && threadIdx.x >= kConsumerThreads) {
+    // The producers start gathering the first tiles at once: their latency overlaps the
+    // consumers' q preparation (before, every warp prepared q and then met at a block barrier).
+    if (threadIdx.x >= kConsumerThreads) {
       smla_pipe::produce<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS>(p, layout, smem,
                                                                                range);
       return;
@@ -321,22 +299,13 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     }
     next_ids.fetch(range.index_row, range.first_pos + (NUM_STAGES - 1) * BLOCK_T, range.end_pos);
   }
-  if (early_gather) {
-    smla_pipe::prepare_q<BLOCK_H, kConsumerThreads, KV_FORMAT, MMA, UNPACK>(p, layout, smem,
-                                                                            batch_item, first_head);
-    ptx::named_barrier_sync(1, kConsumerThreads);  // q is in shared memory for every consumer
+  if (MMA == smla::kMmaFp8) {
+    smla_pipe::prepare_q_fp8<BLOCK_H, kConsumerThreads>(p, layout, smem, batch_item, first_head);
   } else {
-    smla_pipe::prepare_q<BLOCK_H, kThreads, KV_FORMAT, MMA, UNPACK>(p, layout, smem, batch_item,
-                                                                    first_head);
-    __syncthreads();
-    if constexpr (PRODUCERS > 0) {
-      if (threadIdx.x >= kConsumerThreads) {
-        smla_pipe::produce<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS>(p, layout, smem,
-                                                                                 range);
-        return;
-      }
-    }
+    smla_pipe::prepare_q_16bit<BLOCK_H, kConsumerThreads, KV_FORMAT, smla::unpack_k_bits(UNPACK)>(
+        p, layout, smem, batch_item, first_head);
   }
+  ptx::named_barrier_sync(1, kConsumerThreads);  // q is in shared memory for every consumer warp
 
   smla_pipe::Accumulator<BLOCK_H, NUM_WARPS> acc;
 #pragma unroll
