@@ -4,7 +4,7 @@
 # (pdl), against the previous tree, one tuner binary each (.devcarry/ab/tuner_head = 13bcd54,
 # .devcarry/bin/tuner = this tree), the same configs and batches, one run. Then Nsight Compute
 # durations of split and combine at batches 1 and 64 (new binary, caches left alone).
-# NCU_BATCHES (default "1 64"; empty skips Nsight Compute), VARIANTS (default "head new") and WHERE_SETS (default "pipe"; also "seeds") choose the rows.
+# VARIANTS (default "head new") and WHERE_SETS (default "pipe"; also "seeds") choose the rows.
 set -u
 source scripts/device_env.sh >/dev/null
 out=${OUT:-/tmp/tuner-out}
@@ -25,7 +25,7 @@ for v in ${VARIANTS:-head new}; do
   done
 done
 winner="mma_path=1,kv_unpack=0,ctas_per_sm=1,block_t=64,num_warps=4,num_stages=2,producers=2,target_ctas=256"
-for b in ${NCU_BATCHES-1 64}; do
+for b in 1 64; do
   w=$winner; [ $b = 1 ] && w="mma_path=0,kv_unpack=0,ctas_per_sm=1,block_t=64,num_warps=8,num_stages=2,producers=0,target_ctas=128"
   for pdl in 0 1; do
     timeout 100 ncu --clock-control none --cache-control none --section SpeedOfLight \

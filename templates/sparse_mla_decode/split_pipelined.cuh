@@ -255,6 +255,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   constexpr smla::SmemLayout layout =
       smla::smem_layout(BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS);
   constexpr int kConsumerThreads = NUM_WARPS * 32;
+  constexpr int kThreads = (NUM_WARPS + PRODUCERS) * 32;
   extern __shared__ __align__(128) unsigned char smem[];
 
   const int split = blockIdx.x;
@@ -271,21 +272,13 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   unsigned long long* empty = full + NUM_STAGES;
 
   smla_detail::TileTokens<BLOCK_T, kConsumerThreads, KV_FORMAT> next_ids;
-  if constexpr (PRODUCERS > 0) {
+  if (PRODUCERS > 0) {
     if (threadIdx.x == 0) {
       for (int s = 0; s < NUM_STAGES; ++s) {
         ptx::mbarrier_init(&full[s], PRODUCERS * 32);
         ptx::mbarrier_init(&empty[s], NUM_WARPS);
       }
       ptx::mbarrier_init_fence();
-    }
-    __syncthreads();  // every warp sees the initialized barriers
-    // The producers start gathering the first tiles at once: their latency overlaps the
-    // consumers' q preparation (before, every warp prepared q and then met at a block barrier).
-    if (threadIdx.x >= kConsumerThreads) {
-      smla_pipe::produce<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS>(p, layout, smem,
-                                                                               range);
-      return;
     }
   } else {
 #pragma unroll
@@ -300,12 +293,19 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     next_ids.fetch(range.index_row, range.first_pos + (NUM_STAGES - 1) * BLOCK_T, range.end_pos);
   }
   if (MMA == smla::kMmaFp8) {
-    smla_pipe::prepare_q_fp8<BLOCK_H, kConsumerThreads>(p, layout, smem, batch_item, first_head);
+    smla_pipe::prepare_q_fp8<BLOCK_H, kThreads>(p, layout, smem, batch_item, first_head);
   } else {
-    smla_pipe::prepare_q_16bit<BLOCK_H, kConsumerThreads, KV_FORMAT, smla::unpack_k_bits(UNPACK)>(
+    smla_pipe::prepare_q_16bit<BLOCK_H, kThreads, KV_FORMAT, smla::unpack_k_bits(UNPACK)>(
         p, layout, smem, batch_item, first_head);
   }
-  ptx::named_barrier_sync(1, kConsumerThreads);  // q is in shared memory for every consumer warp
+  __syncthreads();
+  if constexpr (PRODUCERS > 0) {
+    if (threadIdx.x >= kConsumerThreads) {
+      smla_pipe::produce<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS>(p, layout, smem,
+                                                                               range);
+      return;
+    }
+  }
 
   smla_pipe::Accumulator<BLOCK_H, NUM_WARPS> acc;
 #pragma unroll
