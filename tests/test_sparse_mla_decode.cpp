@@ -398,7 +398,10 @@ SpaceCompile compile_every_config(int arch_sm) {
     widest.attn_tp = 1;
     for (const Config& config : cross_product(parameter_space())) {
       const KernelConfig typed = from_config(config);
-      if (typed.target_ctas != 512 || !shape_mismatch(typed, widest).empty()) continue;
+      // target_ctas and pdl are launch-time: one value each per compile key.
+      if (typed.target_ctas != 512 || typed.pdl != 0 || !shape_mismatch(typed, widest).empty()) {
+        continue;
+      }
       if (typed.mma_path != 0 && typed.block_h != 16) continue;
       // ctas_per_sm only changes the launch bound (the ptxas register cap): its compiles are
       // the test below, not 2 x 1260 more here (CI time).
