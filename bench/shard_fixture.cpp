@@ -1,4 +1,4 @@
-// Writes N shard DBs of the default sweep (sparse_mla_decode, default shape) through the real
+// Writes N shard DBs of the default sweep (the default family and shape) through the real
 // store, as N `tuner sweep --shard i/N` runs on one GPU model would: each shard records the whole
 // plan (every config of the space, plan stage) and measured trials for its slice of
 // (batch, candidate). Two modes:
@@ -65,7 +65,7 @@ tuner::db::TrialRecord measured(std::int64_t run, std::int64_t problem, const st
 }
 
 void write_shard(const std::filesystem::path& path, const tuner::ShardSpec& shard, bool all) {
-  const tuner::Family& family = tuner::family_by_name("sparse_mla_decode");
+  const tuner::Family& family = *tuner::families().front();  // the CLI's default family
   const tuner::Shape typed = family.canonicalize(family.default_shapes.front().values);
   const std::string shape = typed.canonical();
   const std::vector<int> batches = all ? kOldBatches : tuner::cudagraph_batches(512);

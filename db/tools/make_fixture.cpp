@@ -15,7 +15,10 @@ namespace {
 // stand for, so a reader can check it got the right one.
 tunedb::CubinImage fixture_image(const tunedb::CubinRequest& request) {
   const std::string text = "fixture cubin " + request.arch + " " + request.params_json;
-  return {tunedb::stand_in_cubin(request.arch, text), {"_Z17sparse_mla_decodev"}};
+  const std::string family(tuner::db::fixture::kFamily);
+  // The fixture family's name as a mangled `void NAME()`.
+  return {tunedb::stand_in_cubin(request.arch, text),
+          {"_Z" + std::to_string(family.size()) + family + "v"}};
 }
 
 void remove_db(const std::filesystem::path& path) {
