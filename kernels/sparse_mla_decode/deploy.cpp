@@ -39,6 +39,11 @@ int combine_dim_chunks(int num_splits) {
   return chunks;
 }
 
+std::array<unsigned, 3> combine_grid(const DecodeDims& dims, const SplitPlan& plan) {
+  return {static_cast<unsigned>(dims.local_heads), static_cast<unsigned>(dims.batch),
+          static_cast<unsigned>(combine_dim_chunks(plan.num_splits))};
+}
+
 smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dims,
                              const SplitPlan& plan, float softmax_scale) {
   smla::SplitParams split{};

@@ -2,6 +2,7 @@
 // The family's launch geometry and parameter packing as a function of (shape, batch, config), with
 // no NVRTC, no tuner and no allocation: the one source of truth for the tuner's host launch code
 // (launch.cpp, geometry.cpp) and for the serving launcher (serve.cpp in libtunedb_cuda).
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -59,6 +60,9 @@ inline constexpr unsigned kCombineThreads = 128;
 // 4 or 8 chunks, the fewest that leave each thread at most 8 splits (combine.cuh keeps 8 loads in
 // flight per thread), so small batches with many splits still spread over many CTAs.
 int combine_dim_chunks(int num_splits);
+
+// The combine's grid (x, y, z) = (local_heads, batch, combine_dim_chunks(num_splits)).
+std::array<unsigned, 3> combine_grid(const DecodeDims& dims, const SplitPlan& plan);
 
 // Workspace layout: partial_out (fp32 [batch][heads][splits][512]) at offset 0, then partial_lse
 // (fp32 [batch][heads][splits]) at the next 256-byte boundary. 0 when the plan has one split.

@@ -1,5 +1,7 @@
 #include "kernels/sparse_mla_decode/geometry.hpp"
 
+#include <algorithm>
+
 #include "kernels/sparse_mla_decode/deploy.hpp"
 #include "kernels/sparse_mla_decode/resources.hpp"
 
@@ -8,8 +10,8 @@ namespace tuner::smla_family {
 LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape) {
   LaunchGeometry geometry;
   // The split count is deploy.hpp's (the serving launcher runs the same function).
-  const SplitPlan plan = split_plan({shape.batch, shape.n_local_heads(), shape.topk},
-                                    {config.block_t, config.block_h, config.target_ctas});
+  const DecodeDims dims{shape.batch, shape.n_local_heads(), shape.topk};
+  const SplitPlan plan = split_plan(dims, {config.block_t, config.block_h, config.target_ctas});
   geometry.head_groups = plan.head_groups;
   geometry.requested_splits = plan.requested_splits;
   geometry.num_splits = plan.num_splits;
@@ -20,9 +22,8 @@ LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape) {
   const StaticBudget budget = static_budget(config, shape.kv_format);
   geometry.split_threads = static_cast<unsigned>(budget.threads_per_block);
   geometry.split_smem_bytes = static_cast<unsigned>(budget.smem_bytes_per_block);
-  geometry.combine_grid[0] = static_cast<unsigned>(shape.n_local_heads());
-  geometry.combine_grid[1] = static_cast<unsigned>(shape.batch);
-  geometry.combine_grid[2] = static_cast<unsigned>(combine_dim_chunks(plan.num_splits));
+  const std::array<unsigned, 3> combine = combine_grid(dims, plan);
+  std::copy(combine.begin(), combine.end(), geometry.combine_grid);
   geometry.combine_threads = kCombineThreads;
   return geometry;
 }

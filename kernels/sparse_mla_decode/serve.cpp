@@ -108,11 +108,11 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
   if (result == CUDA_SUCCESS && planned.plan.runs_combine()) {
     smla::CombineParams combine_params = pack_combine(buffers, planned.dims, planned.plan);
     void* combine_args[] = {&combine_params};
-    result = launch_kernel(
-        combine.function, static_cast<unsigned>(planned.dims.local_heads),
-        static_cast<unsigned>(batch), static_cast<unsigned>(combine_params.dim_chunks),
-        combine.block_threads, combine.dynamic_smem, stream, combine_args,
-        config.values[kPdl] != 0 ? LaunchOrder::programmatic : LaunchOrder::stream);
+    const std::array<unsigned, 3> grid = combine_grid(planned.dims, planned.plan);
+    result =
+        launch_kernel(combine.function, grid[0], grid[1], grid[2], combine.block_threads,
+                      combine.dynamic_smem, stream, combine_args,
+                      config.values[kPdl] != 0 ? LaunchOrder::programmatic : LaunchOrder::stream);
   }
   if (result != CUDA_SUCCESS) return {ServeStatus::launch_failed, "cuLaunchKernel failed", result};
   return {};
