@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CPU test suite under AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer included),
-# in its own build directory. GPU tests skip as in scripts/test.sh. Left out: test_tunedb_python
-# and test_tunedb_cuda_python (CPython would need the ASan runtime preloaded to load the
+# in its own build directory. GPU tests skip as in scripts/test.sh. Left out: test_tunedb_python,
+# test_tunedb_cuda_python and test_regret_script (CPython would need the ASan runtime preloaded to load the
 # instrumented libtunedb.so / libtunedb_cuda.so) and the
 # fuzz smoke test (its own clang ASan + UBSan build, run by scripts/test.sh), the Slurm cluster
 # test (daemons and NVRTC compiles for minutes; scripts/test.sh runs it, merge's code is covered
@@ -22,4 +22,4 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS="suppressions=$PWD/tests/support/lsan.supp"
 ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" \
-  -E "^(test_tunedb_python|test_tunedb_cuda_python|fuzz_tunedb_smoke|test_slurm_plan|test_install|test_sparse_mla_decode:every config of the space compiles.*)$"
+  -E "^(test_tunedb_python|test_tunedb_cuda_python|test_regret_script|fuzz_tunedb_smoke|test_slurm_plan|test_install|test_sparse_mla_decode:every config of the space compiles.*)$"
