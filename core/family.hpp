@@ -122,6 +122,10 @@ struct Family {
   // "cudagraph" = the serving stack's CUDA-graph capture sizes up to default_max_batch).
   std::string default_batches = "1,2,4,8,16,32,48,64,80,96,128";
   int default_max_batch = 512;
+  // The named batch set 'waves': batches up to max_batch where the family's grid fills the last
+  // of its waves on a device of `sm_count` SMs, which the bucket rule must not hand the winner of
+  // a larger batch (a grid one wave larger). Optional: without it 'waves' names no batch.
+  std::vector<int> (*wave_edge_batches)(const Shape& shape, int sm_count, int max_batch) = nullptr;
   // Tolerances the verification applies, in words (for reports and --help).
   std::string tolerance;
   // Export: the file name of one (shape, device) table and one entry of it (serving-stack format).

@@ -2,8 +2,8 @@
 # Issue 12, fourth round, on the H200 (~5 min of device time for `all`): the batch search (with
 # 377cd45: every launch-time variant of the kernel nearest a neighbour's best) against its
 # targets, with regrets that compare two full-protocol timings of one run.
-#   main     the default sweep over all 51 cudagraph sizes with a fresh cubin cache (cold, target
-#            < 120 s; its wall split: plan, worker compile/load, verify, timing = screens + full
+#   main     the default sweep (51 cudagraph sizes and the wave edges) with a fresh cubin cache
+#            (cold, target < 120 s; its wall split: plan, worker compile/load, verify, timing = screens + full
 #            protocol, search), then the same command again (warm, nothing changed: < 5 s)
 #   search   an oracle at 14 batches (the 11 old defaults, 256, and 136 / 272 just past the waves
 #            of 132 SMs): every config screened (6 replays, nothing skipped), then its 4 fastest

@@ -29,14 +29,14 @@ sweep() {
   [ "$rc" -eq 0 ] || { failed=1; table+=("$name: exit $rc after ${last_s} s (limit ${limit} s)"); }
 }
 
-# The default sweep (51 cudagraph sizes) with a fresh cubin cache, then again with nothing changed.
+# The default sweep (51 cudagraph sizes and the wave edges 132, 264, 396) with a fresh cubin cache, then again with nothing changed.
 run_main() {
   rm -rf "$cache" "$db"
   sweep cold 200 --db "$db"
   local cold=$last_s
   sweep warm 60 --db "$db"
   local warm=$last_s
-  table+=("cold sweep, 51 sizes, fresh cache: ${cold} s (target < 120)")
+  table+=("cold sweep, 51 sizes + wave edges, fresh cache: ${cold} s (target < 120)")
   table+=("  $(grep '^time:' "$work/cold.log")")
   table+=("  $(grep '^protocol:' "$work/cold.log")")
   table+=("  $(grep '^run ' "$work/cold.log" | cut -c1-110)")

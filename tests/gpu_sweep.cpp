@@ -1,7 +1,7 @@
 // `tuner sweep` on a GPU (issues 11, 12): a faulting candidate is isolated in the worker, retried
 // once and recorded as a fault while the sweep finishes; kill -9 of the sweep mid-batch leaves no
-// worker behind, and a resume loses and duplicates nothing; the batch search. Skipped without a GPU
-// (gpu_main.cpp; TUNER_REQUIRE_GPU=1 makes that a failure).
+// worker behind, and a resume loses and duplicates nothing; the batch search; the 'waves'
+// batches. Skipped without a GPU (gpu_main.cpp; TUNER_REQUIRE_GPU=1 makes that a failure).
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/cuda_driver.hpp"
 #include "db/sqlite/sqlite.hpp"
 #include "tests/support/run_command.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -300,4 +301,21 @@ TEST_CASE("--devices all: one worker per GPU of this host; the sweep finishes wi
   CHECK(sweep.output.find(" x NVIDIA") != std::string::npos);
   CHECK(count(dir / "tuning.db", "SELECT COUNT(*) FROM winners WHERE batch = 1") == 1);
   CHECK(lost(dir / "tuning.db", 1) == 0);
+}
+
+TEST_CASE("--batches waves: the GPU's wave edges are tuned; a family without them is refused") {
+  const tuner::test::TempDir dir;
+  const tuner::test::CommandResult none = tuner::test::run_with_stderr(
+      sweep_command(dir.path(), "--family fp8_gemm --batches waves --max-batch 512"));
+  CHECK(none.exit_code == 2);
+  CHECK(none.output.find("--batches 'waves' names no batch") != std::string::npos);
+  // Up to the SM count, sparse MLA decode with 16 local heads has one edge: the SM count itself.
+  const int sm_count = tuner::cuda::device_info(0).sm_count;
+  const tuner::test::CommandResult sweep =
+      sweep_ok(dir.path(), "--batches waves --max-batch " + std::to_string(sm_count));
+  const std::string edges =
+      "wave edges (" + std::to_string(sm_count) + " SMs): " + std::to_string(sm_count);
+  CHECK_MESSAGE(sweep.output.find(edges) != std::string::npos, sweep.output);
+  CHECK(count(dir / "tuning.db",
+              "SELECT COUNT(*) FROM winners WHERE batch = " + std::to_string(sm_count)) == 1);
 }

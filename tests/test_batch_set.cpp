@@ -25,18 +25,32 @@ TEST_CASE("batch set: cudagraph is vLLM's 51 capture sizes up to 512") {
 }
 
 TEST_CASE("batch set: lists, ranges, steps and the named set, sorted without repeats") {
-  CHECK(parse_batch_set("8,1,4,1", 512) == std::vector<int>{1, 4, 8});
-  CHECK(parse_batch_set("3-6", 512) == std::vector<int>{3, 4, 5, 6});
-  CHECK(parse_batch_set("8-40:16,2", 512) == std::vector<int>{2, 8, 24, 40});
-  CHECK(parse_batch_set("cudagraph", 16) == std::vector<int>{1, 2, 4, 8, 16});
-  CHECK(parse_batch_set("cudagraph,3,600", 8) == std::vector<int>{1, 2, 3, 4, 8, 600});
+  CHECK(parse_batch_set("8,1,4,1", 512).batches == std::vector<int>{1, 4, 8});
+  CHECK(parse_batch_set("3-6", 512).batches == std::vector<int>{3, 4, 5, 6});
+  CHECK(parse_batch_set("8-40:16,2", 512).batches == std::vector<int>{2, 8, 24, 40});
+  CHECK(parse_batch_set("cudagraph", 16).batches == std::vector<int>{1, 2, 4, 8, 16});
+  CHECK(parse_batch_set("cudagraph,3,600", 8).batches == std::vector<int>{1, 2, 3, 4, 8, 600});
+}
+
+TEST_CASE("batch set: 'waves' is resolved by the sweep, beside the batches the text names") {
+  const tuner::BatchSet plain = parse_batch_set("cudagraph", 16);
+  CHECK_FALSE(plain.wave_edges);
+  const tuner::BatchSet with_waves = parse_batch_set("cudagraph,waves,3", 16);
+  CHECK(with_waves.wave_edges);
+  CHECK(with_waves.max_batch == 16);
+  CHECK(with_waves.batches == std::vector<int>{1, 2, 3, 4, 8, 16});
+  const tuner::BatchSet waves_alone = parse_batch_set("waves", 512);
+  CHECK(waves_alone.wave_edges);
+  CHECK(waves_alone.batches.empty());  // the sweep adds the edges, or refuses when none
+  CHECK(tuner::merged_batches({8, 1, 132}, {132, 264, 4}) == std::vector<int>{1, 4, 8, 132, 264});
+  CHECK_THROWS_WITH_AS(parse_batch_set("waves", 0), doctest::Contains("--max-batch"), InputError);
 }
 
 TEST_CASE("batch set: the list text round-trips") {
   const std::vector<int> batches = cudagraph_batches(64);
   CHECK(tuner::batch_list_text({1, 8, 64}) == "1,8,64");
   CHECK(tuner::batch_list_text({}).empty());
-  CHECK(parse_batch_set(tuner::batch_list_text(batches), 512) == batches);
+  CHECK(parse_batch_set(tuner::batch_list_text(batches), 512).batches == batches);
 }
 
 TEST_CASE("batch set: bad items are refused, naming --batches and the forms") {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -12,8 +13,8 @@ namespace {
 constexpr int kLargestBatch = 1 << 20;  // a guard against typos, far above any captured size
 
 const char* const kForms =
-    "write batches (37), ranges (1-16, or 8-64:8 for every 8th) or 'cudagraph', separated by "
-    "commas";
+    "write batches (37), ranges (1-16, or 8-64:8 for every 8th), 'cudagraph' or 'waves', "
+    "separated by commas";
 
 int batch_value(const std::string& text, const std::string& item) {
   int value = 0;
@@ -63,14 +64,25 @@ std::string batch_list_text(const std::vector<int>& batches) {
   return text;
 }
 
-std::vector<int> parse_batch_set(const std::string& text, int max_batch) {
-  std::vector<int> batches;
+std::vector<int> merged_batches(std::vector<int> batches, const std::vector<int>& more) {
+  batches.insert(batches.end(), more.begin(), more.end());
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  return batches;
+}
+
+BatchSet parse_batch_set(const std::string& text, int max_batch) {
+  BatchSet set;
+  set.max_batch = max_batch;
+  std::vector<int>& batches = set.batches;
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = text.find(',', start);
     const std::string item =
         text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (item == "cudagraph") {
+    if (item == "waves") {
+      set.wave_edges = true;
+    } else if (item == "cudagraph") {
       const std::vector<int> captured = cudagraph_batches(max_batch);
       batches.insert(batches.end(), captured.begin(), captured.end());
     } else if (item.find('-') != std::string::npos) {
@@ -81,13 +93,15 @@ std::vector<int> parse_batch_set(const std::string& text, int max_batch) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (batches.empty()) {
-    throw InputError("--batches 'cudagraph' with --max-batch " + std::to_string(max_batch) +
-                     " names no batch: raise --max-batch to 1 or more");
+  if (max_batch < 1 && (set.wave_edges || text.find("cudagraph") != std::string::npos)) {
+    throw InputError("--batches names 'cudagraph' or 'waves' with --max-batch " +
+                     std::to_string(max_batch) + ": raise --max-batch to 1 or more");
   }
-  std::sort(batches.begin(), batches.end());
-  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
-  return batches;
+  if (batches.empty() && !set.wave_edges) {
+    throw InputError("--batches '" + text + "' names no batch: " + kForms);
+  }
+  batches = merged_batches(std::move(batches), {});
+  return set;
 }
 
 }  // namespace tuner

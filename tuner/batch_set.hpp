@@ -10,10 +10,21 @@ namespace tuner {
 // vLLM's default CUDA-graph capture sizes up to `max_batch` (51 sizes for 512).
 std::vector<int> cudagraph_batches(int max_batch);
 
-// `--batches` text: comma-separated items, each a batch ("37"), a range ("1-16", every batch;
-// "8-64:8", every 8th from 8), or the named set "cudagraph" (cudagraph_batches(max_batch)).
-// Returns the batches sorted and without repeats. Throws InputError naming --batches and the form.
-std::vector<int> parse_batch_set(const std::string& text, int max_batch);
+// A `--batches` text: comma-separated items, each a batch ("37"), a range ("1-16", every batch;
+// "8-64:8", every 8th from 8), the named set "cudagraph" (cudagraph_batches(max_batch)) or the
+// named set "waves" (the family's wave-edge batches up to max_batch, Family::wave_edge_batches:
+// they depend on the GPU's SM count, so the sweep adds them once it has its device).
+struct BatchSet {
+  std::vector<int> batches;  // the batches the text names itself, sorted, without repeats
+  bool wave_edges = false;   // the text names "waves"
+  int max_batch = 0;         // the named sets' largest batch
+};
+
+// Throws InputError naming --batches and the form.
+BatchSet parse_batch_set(const std::string& text, int max_batch);
+
+// The union of two batch lists, sorted, without repeats.
+std::vector<int> merged_batches(std::vector<int> batches, const std::vector<int>& more);
 
 // "1,8,64" (the --batches list form); "" for none.
 std::string batch_list_text(const std::vector<int>& batches);

@@ -10,6 +10,7 @@
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
 #include "db/store/shards.hpp"
+#include "tuner/batch_set.hpp"
 #include "tuner/device_pool.hpp"
 #include "tuner/plan.hpp"
 #include "tuner/plan_record.hpp"
@@ -232,6 +233,37 @@ void SweepRun::measure_through_pool(const std::vector<Candidate>& candidates, Pr
   pooled_ = true;  // from here on, what the pool measured is reused, even under --force
 }
 
-SweepSummary run_sweep(const SweepRequest& request) { return SweepRun(request).run(); }
+namespace {
+
+// The GPU the sweep measures on first (--device, or the first of --devices).
+int first_device(const SweepRequest& request) {
+  if (request.devices.empty()) return request.device;
+  const std::vector<int> devices =
+      resolve_devices(parse_devices(request.devices), cuda::device_count());
+  return devices.empty() ? request.device : devices.front();
+}
+
+}  // namespace
+
+SweepSummary run_sweep(const SweepRequest& request) {
+  if (!request.wave_edge_batches || !cuda::gpu_available()) return SweepRun(request).run();
+  // 'waves': the family's wave-edge batches for this GPU's SM count join the batches.
+  const int sm_count = cuda::device_info(first_device(request)).sm_count;
+  const std::vector<int> edges =
+      request.family->wave_edge_batches == nullptr
+          ? std::vector<int>{}
+          : request.family->wave_edge_batches(request.shape, sm_count, request.max_batch);
+  SweepRequest with_edges = request;
+  with_edges.batches = merged_batches(request.batches, edges);
+  if (with_edges.batches.empty()) {
+    throw InputError("--batches 'waves' names no batch up to --max-batch " +
+                     std::to_string(request.max_batch) + " on " + std::to_string(sm_count) +
+                     " SMs for " + request.family->name + ": add batches or raise --max-batch");
+  }
+  SweepSummary summary = SweepRun(with_edges).run();
+  summary.wave_edges = edges;
+  summary.sm_count = sm_count;
+  return summary;
+}
 
 }  // namespace tuner

@@ -29,6 +29,10 @@ struct SweepRequest {
   const Family* family = nullptr;
   Shape shape;  // canonical
   std::vector<int> batches;
+  // --batches named 'waves': the sweep adds the family's wave-edge batches up to max_batch for
+  // its GPU's SM count (Family::wave_edge_batches) before it plans the batch search.
+  bool wave_edge_batches = false;
+  int max_batch = 512;
   // Which configs to measure at which batch (tuner/batch_search.hpp); --exhaustive measures and
   // verifies every config at every batch.
   SearchPolicy search;
@@ -86,6 +90,8 @@ struct SweepSummary {
   int full_timings = 0;             // full-protocol timings of finalists (rounds counted)
   std::vector<int> anchors;         // batches where every config was measured
   std::vector<int> verify_batches;  // batches where configs were verified
+  std::vector<int> wave_edges;      // the wave-edge batches 'waves' added (tuned like the rest)
+  int sm_count = 0;                 // the SMs those edges were derived for (0: none asked)
   double copy_gbs = 0.0;
   std::string device_name;
   int devices = 1;  // GPUs that measured

@@ -96,4 +96,21 @@ DecodeBuffers place_partials(DecodeBuffers buffers, std::uint64_t workspace,
   return buffers;
 }
 
+std::vector<int> wave_edge_batches(int local_heads, const std::vector<int>& block_h_values,
+                                   int sm_count, int max_batch) {
+  std::vector<int> batches;
+  for (const int block_h : block_h_values) {
+    if (block_h > local_heads || sm_count < 1) continue;
+    const int head_groups = ceil_div(local_heads, block_h);
+    for (int waves = 1;; ++waves) {
+      const int batch = waves * sm_count / head_groups;
+      if (batch > max_batch) break;
+      if (batch >= 1) batches.push_back(batch);
+    }
+  }
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  return batches;
+}
+
 }  // namespace tuner::smla_family

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "templates/sparse_mla_decode/params.h"
 
@@ -77,5 +78,15 @@ WorkspaceLayout workspace_layout(const DecodeDims& dims, const SplitPlan& plan);
 // median times the memory layout a deployment launches.
 DecodeBuffers place_partials(DecodeBuffers buffers, std::uint64_t workspace,
                              const WorkspaceLayout& layout);
+
+// The batches where a one-split grid (batch x head_groups CTAs) fills the last of its waves on
+// `sm_count` SMs: for each head-group count that a BLOCK_H in `block_h_values` gives
+// `local_heads` (BLOCK_H <= local_heads), floor(k x sm_count / head_groups) for k = 1, 2, ...,
+// up to `max_batch`; sorted, without repeats. The bucket rule hands an untuned batch the winner of
+// the next tuned batch, and just below a wave edge that winner was picked for a grid one wave
+// larger (on the H200's 132 SMs: 20 % slower than the best at batch 130, 33 % at 260, BENCHMARKS
+// section 9), so the sweep tunes these batches as well.
+std::vector<int> wave_edge_batches(int local_heads, const std::vector<int>& block_h_values,
+                                   int sm_count, int max_batch);
 
 }  // namespace tuner::smla_family

@@ -155,6 +155,16 @@ std::string export_entry(const Config& config) {
   return json + "}";
 }
 
+// The one-split grid's wave edges for every BLOCK_H of the space (deploy.hpp).
+std::vector<int> wave_edges(const tuner::Shape& shape, int sm_count, int max_batch) {
+  for (const Parameter& parameter : parameter_space()) {
+    if (parameter.name != "block_h") continue;
+    return wave_edge_batches(static_cast<int>(shape.integer("local_heads")), parameter.values,
+                             sm_count, max_batch);
+  }
+  return {};
+}
+
 Family make_family() {
   Family f;
   f.name = kFamilyName;
@@ -185,8 +195,10 @@ Family make_family() {
   f.source_hash = &source_hash;
   f.open_device = &open_device;
   f.tolerance = "||out - ref|| / ||ref|| < 1e-2, lse |d| / max(|ref|, 1) < 1e-3";
-  // Decode runs inside CUDA graphs captured at every one of the serving stack's sizes.
-  f.default_batches = "cudagraph";
+  // Decode runs inside CUDA graphs captured at every one of the serving stack's sizes; eager
+  // batches take the bucket rule, which must not cross a wave edge.
+  f.default_batches = "cudagraph,waves";
+  f.wave_edge_batches = &wave_edges;
   f.default_max_batch = 512;
   f.export_name = &export_name;
   f.export_entry = &export_entry;

@@ -55,6 +55,10 @@ void print_summary(const SweepSummary& summary) {
       "batch search: %d (config, batch) pairs skipped_by_search; anchors %s; verified at %s\n",
       summary.skipped_by_search, batch_list(summary.anchors).c_str(),
       batch_list(summary.verify_batches).c_str());
+  if (summary.sm_count > 0) {
+    std::printf("wave edges (%d SMs): %s\n", summary.sm_count,
+                batch_list(summary.wave_edges).c_str());
+  }
   std::printf("%6s %-72s %10s %10s %8s %8s %7s %5s  %s\n", "batch", "winner", "winner_us",
               "default_us", "speedup", "measured", "skipped", "final", "decision");
   for (const SweepBatchSummary& batch : summary.batches) {
@@ -142,10 +146,12 @@ void add_sweep_options(po::options_description& options, SweepText& text, SweepR
   options.add_options()("db", po::value(&text.db_path)->required(),
                         "SQLite tuning DB (created when missing)")(
       "batches", po::value(&text.batches)->default_value(text.batches),
-      "batch sizes to tune: a list (1,2,4), ranges (1-16, 8-64:8) and/or 'cudagraph' (vLLM's "
-      "CUDA-graph capture sizes up to --max-batch)")(
+      "batch sizes to tune: a list (1,2,4), ranges (1-16, 8-64:8), 'cudagraph' (vLLM's "
+      "CUDA-graph capture sizes up to --max-batch) and/or 'waves' (the batches where the "
+      "family's grid fills its last wave on this GPU, so that the bucket rule never hands a "
+      "batch the winner of a grid one wave larger)")(
       "max-batch", po::value(&text.max_batch)->default_value(text.max_batch),
-      "the largest batch of 'cudagraph' (the family's default maximum)")(
+      "the largest batch of 'cudagraph' and 'waves' (the family's default maximum)")(
       "exhaustive", po::bool_switch(&request.exhaustive),
       "measure and verify every config at every batch (no batch search)")(
       "search-anchors", po::value(&text.anchors)->default_value(text.anchors),
@@ -220,7 +226,10 @@ int run_sweep(const Args& args) {
   const Problem parsed = parse_problem(problem);
   request.family = parsed.family;
   request.shape = parsed.shape;
-  request.batches = parse_batch_set(text.batches, text.max_batch);
+  const BatchSet batches = parse_batch_set(text.batches, text.max_batch);
+  request.batches = batches.batches;
+  request.wave_edge_batches = batches.wave_edges;
+  request.max_batch = batches.max_batch;
   request.search.anchor_targets = parse_int_list(text.anchors, "search-anchors");
   set_search_options(text.margin_pct, text.finalist_margin_pct, request);
   request.shard = parse_shard(text.shard_text);
