@@ -181,7 +181,7 @@ TEST_CASE(
   for (int batch : kBatches) {
     const smla_family::Shape shape = shape_for(batch);
     const InputSpec spec{shape, kNumTokens, 1, 30, 7000u + static_cast<unsigned>(batch)};
-    const int splits = launch_geometry(winner_config(batch), shape).num_splits;
+    const int splits = launch_geometry(winner_config(batch), shape).plan.num_splits;
     problems.emplace(batch, make_device_problem(utility, spec, splits, stream.get()));
     DeviceProblem& problem = problems.at(batch);
     problem.ref_out.fill_u32(0x7fc00001u, stream.get());
@@ -204,7 +204,7 @@ TEST_CASE(
     const DecodeKernels& kernels = *kernels_by_config.at(found.config->index);
     const DeviceProblem& problem = problems.at(batch);
     const LaunchGeometry geometry = launch_geometry(kernels.config, problem.spec.shape);
-    splits_by_batch[batch] = geometry.num_splits;
+    splits_by_batch[batch] = geometry.plan.num_splits;
     launch_decode(kernels, geometry, problem, 0, stream.get());
   }
   const cuda::Graph graph = cuda::end_capture(stream, "serving capture");

@@ -127,7 +127,7 @@ int max_splits_for(const std::vector<KernelConfig>& configs, const Shape& shape)
   for (KernelConfig config : configs) {
     for (int target : kTargets) {
       config.target_ctas = target;
-      max_splits = std::max(max_splits, launch_geometry(config, shape).num_splits);
+      max_splits = std::max(max_splits, launch_geometry(config, shape).plan.num_splits);
     }
   }
   return max_splits;
@@ -197,7 +197,7 @@ Tally run_shape(const CompiledKeys& compiled, const Shape& shape, long long num_
                  " kv=" + std::string(to_string(shape.kv_format)) +
                  " heads=" + std::to_string(shape.n_local_heads()) +
                  " batch=" + std::to_string(shape.batch) + " topk=" + std::to_string(shape.topk) +
-                 " splits=" + std::to_string(geometry.num_splits));
+                 " splits=" + std::to_string(geometry.plan.num_splits));
     }
   }
   return tally;

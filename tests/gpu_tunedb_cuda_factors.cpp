@@ -109,7 +109,7 @@ struct Variants {
 
 Variants variants(Served& served, Factors& f, int batch) {
   const DecodeDims dims{batch, f.test.spec.shape.n_local_heads(), f.test.spec.shape.topk};
-  const WorkspaceLayout layout = workspace_layout(dims, plan_of(f.geometry));
+  const WorkspaceLayout layout = workspace_layout(dims, f.geometry.plan);
   const float scale = f.test.softmax_scale;
   const int sets = f.test.spec.index_sets;
   const CUdeviceptr workspace = served.workspace.get();
@@ -199,7 +199,7 @@ TEST_CASE("the tuner's timed launch and the launcher write the same bits from th
     smla_family::Shape shape;
     shape.batch = batch;
     const LaunchGeometry geometry = launch_geometry(config, shape);
-    DeviceProblem p = served.problem(kFp8, batch, 1, 0.25, geometry.num_splits);
+    DeviceProblem p = served.problem(kFp8, batch, 1, 0.25, geometry.plan.num_splits);
     const Agreement launched_ok = served.check(p, [&] {
       test::check_launched(
           served.launcher.launch(kFamilyName, kFp8, batch, served.args(p, 0), served.stream.get()));

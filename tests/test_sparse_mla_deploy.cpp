@@ -124,7 +124,7 @@ TEST_CASE("split plan and the tuner's geometry agree with an independent loop") 
             CHECK(geometry.split_grid[0] == static_cast<unsigned>(want.num_splits));
             CHECK(geometry.split_grid[1] == static_cast<unsigned>(want.head_groups));
             CHECK(geometry.split_grid[2] == static_cast<unsigned>(batch));
-            CHECK(geometry.tokens_per_split == want.tokens_per_split);
+            CHECK(geometry.plan.tokens_per_split == want.tokens_per_split);
             ++cases;
           }
         }

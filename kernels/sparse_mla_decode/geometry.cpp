@@ -11,13 +11,10 @@ LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape) {
   LaunchGeometry geometry;
   // The split count is deploy.hpp's (the serving launcher runs the same function).
   const DecodeDims dims{shape.batch, shape.n_local_heads(), shape.topk};
-  const SplitPlan plan = split_plan(dims, {config.block_t, config.block_h, config.target_ctas});
-  geometry.head_groups = plan.head_groups;
-  geometry.requested_splits = plan.requested_splits;
-  geometry.num_splits = plan.num_splits;
-  geometry.tokens_per_split = plan.tokens_per_split;
-  geometry.split_grid[0] = static_cast<unsigned>(geometry.num_splits);
-  geometry.split_grid[1] = static_cast<unsigned>(geometry.head_groups);
+  const SplitPlan& plan = geometry.plan =
+      split_plan(dims, {config.block_t, config.block_h, config.target_ctas});
+  geometry.split_grid[0] = static_cast<unsigned>(plan.num_splits);
+  geometry.split_grid[1] = static_cast<unsigned>(plan.head_groups);
   geometry.split_grid[2] = static_cast<unsigned>(shape.batch);
   const StaticBudget budget = static_budget(config, shape.kv_format);
   geometry.split_threads = static_cast<unsigned>(budget.threads_per_block);

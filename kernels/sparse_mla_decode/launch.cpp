@@ -34,15 +34,10 @@ DecodeKernels load_decode_kernels(const CompileResult& compiled, const KernelCon
   return kernels;
 }
 
-SplitPlan plan_of(const LaunchGeometry& geometry) {
-  return {geometry.head_groups, geometry.requested_splits, geometry.num_splits,
-          geometry.tokens_per_split};
-}
-
 void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
                    const DeviceProblem& problem, int index_set, CUstream stream) {
   const Shape& shape = problem.spec.shape;
-  launch_decode(kernels, geometry, problem.buffers(index_set, plan_of(geometry)),
+  launch_decode(kernels, geometry, problem.buffers(index_set, geometry.plan),
                 {shape.batch, shape.n_local_heads(), shape.topk}, problem.softmax_scale, stream);
 }
 
@@ -50,7 +45,7 @@ void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
                    const DecodeBuffers& buffers, const DecodeDims& dims, float softmax_scale,
                    CUstream stream) {
   // Packing is deploy.hpp's, shared with the serving launcher.
-  const SplitPlan plan = plan_of(geometry);
+  const SplitPlan& plan = geometry.plan;
   smla::SplitParams split = pack_split(buffers, dims, plan, softmax_scale);
   void* split_args[] = {&split};
   cuda::launch(kernels.split,

@@ -35,9 +35,6 @@ void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
                    const DecodeBuffers& buffers, const DecodeDims& dims, float softmax_scale,
                    CUstream stream);
 
-// The split plan the geometry was made from.
-SplitPlan plan_of(const LaunchGeometry& geometry);
-
 // Launches the fp32 reference into problem.ref_out / ref_lse for index set `index_set`.
 void launch_reference(const UtilityKernels& utility, const DeviceProblem& problem, int index_set,
                       CUstream stream);
