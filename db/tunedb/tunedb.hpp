@@ -150,7 +150,7 @@ class TuningDb {
   std::size_t cubin_count() const noexcept;
   const Cubin& cubin(std::size_t index) const noexcept;
 
-  struct Data;  // defined in tuning_db.cpp
+  struct Data;  // defined in tuning_db_data.hpp (internal)
 
  private:
   explicit TuningDb(std::unique_ptr<const Data> data) noexcept;
