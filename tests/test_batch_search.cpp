@@ -93,7 +93,7 @@ TEST_CASE("batch search: anchors, verification batches and the visiting order") 
   CHECK(order == std::vector<int>{1, 64, 512, 8, 2, 4, 16, 80});  // verified anchors first
 }
 
-TEST_CASE("batch search: an anchor measures everything; elsewhere the margin rule skips") {
+TEST_CASE("batch search: an anchor measures everything, elsewhere the margin rule skips") {
   const SearchPolicy policy;
   const std::vector<int> anchors{1, 8, 64, 512};
   const std::vector<std::string> configs{"a", "b", "c", "d", "e", "f", "g", "h"};
@@ -231,7 +231,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("batch search: a failed config is not measured again; --exhaustive measures all") {
+TEST_CASE("batch search: a failed config is not measured again, --exhaustive measures all") {
   const std::vector<std::string> configs{"a", "b", "broken"};
   std::map<int, std::vector<std::string>> measured;
   std::map<int, bool> verified;

@@ -128,7 +128,7 @@ TEST_CASE("an unknown family is refused naming the families there are") {
   CHECK(tunedb_cuda_check_args(nullptr, &size, sizeof size) == TUNEDB_CUDA_ERROR_INPUT);
 }
 
-TEST_CASE("a record of the wrong size is refused, naming both sizes; the right size passes") {
+TEST_CASE("a record of the wrong size is refused, naming both sizes, the right size passes") {
   for (const DeployFamily* deploy : tunedb::cuda::deploy_families()) {
     const std::string name(deploy->name);
     CAPTURE(name);

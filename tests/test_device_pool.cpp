@@ -15,7 +15,7 @@
 
 using namespace tuner;
 
-TEST_CASE("devices: all or a list; a missing or repeated GPU is refused naming it and the fix") {
+TEST_CASE("devices: all or a list, a missing or repeated GPU is refused naming it and the fix") {
   CHECK(resolve_devices(parse_devices("all"), 2) == std::vector<int>{0, 1});
   CHECK(resolve_devices(parse_devices("1,0"), 2) == std::vector<int>{1, 0});
   try {

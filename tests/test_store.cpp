@@ -189,7 +189,7 @@ TEST_CASE("store: runs are recorded, ended and read back") {
   CHECK_THROWS_WITH_AS(store.end_run(42), unknown.c_str(), DbInputError);
 }
 
-TEST_CASE("store: problems are created once; no batch is not batch 1") {
+TEST_CASE("store: problems are created once, no batch is not batch 1") {
   TempDir dir;
   Store store = Store::open(dir / "tune.db");
   const std::int64_t plan_level = store.problem_id(problem_at(std::nullopt));
@@ -245,7 +245,7 @@ TEST_CASE("store: a recorded measured trial is found by the resume check") {
   }
 }
 
-TEST_CASE("store: a measured trial cannot be stored twice; --force replaces it") {
+TEST_CASE("store: a measured trial cannot be stored twice, --force replaces it") {
   TempDir dir;
   Store store = Store::open(dir / "tune.db");
   const Recorded ids = start_sweep(store);

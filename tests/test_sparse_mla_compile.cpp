@@ -1,0 +1,152 @@
+// NVRTC compiles of the sparse MLA decode kernels: NVRTC's errors, the launch bound's register
+// cap, the baseline without spills, and every compile key of the space for sm_120 and sm_90
+// (~1,200 compiles, the longest CPU test: in its own executable, which CTest starts first,
+// tests/CMakeLists.txt).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/arch.hpp"
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "core/nvrtc.hpp"
+#include "core/occupancy.hpp"
+#include "core/parallel.hpp"
+#include "kernels/sparse_mla_decode/resources.hpp"
+#include "kernels/sparse_mla_decode/shape.hpp"
+#include "kernels/sparse_mla_decode/source.hpp"
+#include "kernels/sparse_mla_decode/space.hpp"
+
+using namespace tuner;
+using namespace tuner::smla_family;
+
+namespace {
+
+struct SpaceCompile {
+  int compiled = 0;
+  int failed = 0;
+  std::vector<std::string> failures;
+};
+
+// Every compile key that the structural rules allow for some shape (TARGET_CTAS is launch-only).
+// The pipelined kernels are compiled with BLOCK_H 16 only: wider head groups only repeat their
+// m-tile loop, which the GPU matrix runs at 32 and 64 local heads.
+SpaceCompile compile_every_config(int arch_sm) {
+  std::vector<std::pair<KernelConfig, KvFormat>> keys;
+  for (KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
+    Shape widest;  // 64 local heads: no BLOCK_H is a shape mismatch
+    widest.kv_format = kv;
+    widest.attn_tp = 1;
+    for (const Config& config : cross_product(parameter_space())) {
+      const KernelConfig typed = from_config(config);
+      // target_ctas and pdl are launch-time: one value each per compile key.
+      if (typed.target_ctas != 512 || typed.pdl != 0 || !shape_mismatch(typed, widest).empty()) {
+        continue;
+      }
+      if (typed.mma_path != 0 && typed.block_h != 16) continue;
+      // ctas_per_sm only changes the launch bound (the ptxas register cap): its compiles are
+      // the test below, not 2 x 1260 more here (CI time).
+      if (typed.ctas_per_sm != 1) continue;
+      // kv_unpack 1/2 change only the fragment conversion: compiled here at 2 stages; every
+      // stage is compiled and checked by the GPU matrix (gpu_sparse_mla_decode).
+      if (typed.kv_unpack != 0 && typed.num_stages != 2) continue;
+      keys.emplace_back(typed, kv);
+    }
+  }
+  std::vector<std::string> errors(keys.size());
+  std::vector<int> ok(keys.size(), 0);
+  parallel_for(keys.size(), 0, [&](std::size_t i) {
+    try {
+      const CompileResult result = compile(split_program(keys[i].first, keys[i].second, arch_sm));
+      ok[i] = !result.cubin.empty() && result.lowered_names.size() == 2 && !result.ptxas.empty();
+    } catch (const NvrtcError& error) {
+      errors[i] = describe(to_config(keys[i].first)) + ": " + error.log().substr(0, 300);
+    }
+  });
+  SpaceCompile summary;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    summary.compiled += ok[i];
+    if (!ok[i]) {
+      ++summary.failed;
+      summary.failures.push_back(errors[i]);
+    }
+  }
+  return summary;
+}
+
+}  // namespace
+
+TEST_CASE("every config of the space compiles for sm_120 and sm_90") {
+  for (int arch : {120, 90}) {
+    const SpaceCompile summary = compile_every_config(arch);
+    MESSAGE("sm_" << arch << ": " << summary.compiled << " compile keys compiled, "
+                  << summary.failed << " failed");
+    for (const std::string& failure : summary.failures) MESSAGE(failure);
+    // Counted by hand from the rules (the sweep's measured trims do not apply here). The seeds'
+    // path: 2 formats x BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 (no producer warps).
+    // Pipelined, BLOCK_H 16: BLOCK_T 3 x warps {4, 8} x stages {2,3,4,6,8} x producers 3, for
+    // both formats on mma_path 1 and BLOCK_T {32, 64} for fp8 on mma_path 2; the bitwise unpacks
+    // (kv_unpack 1, 2) on fp8 mma_path 1 at 2 stages. ctas_per_sm 1 only (see
+    // compile_every_config).
+    CHECK(summary.compiled ==
+          2 * 3 * 3 * 3 * 6 + 2 * 3 * 2 * 5 * 3 + 2 * 2 * 5 * 3 + 2 * 3 * 2 * 1 * 3);
+  }
+}
+
+TEST_CASE("a template with a syntax error yields an error carrying NVRTC's log") {
+  CompileRequest request = split_program(default_config(), KvFormat::fp8_ds_mla, 120);
+  request.source_text += "this is not C++;\n";
+  try {
+    compile(request);
+    FAIL("the broken source compiled");
+  } catch (const NvrtcError& error) {
+    CHECK(error.log().find("error") != std::string::npos);
+    CHECK(std::string(error.what()).find("block_t=16") != std::string::npos);
+  }
+}
+
+TEST_CASE("ctas_per_sm: ptxas keeps registers to what the launch bound's CTAs allow") {
+  // Registers for N resident CTAs, by hand from the sm_90 register file (4 sub-partitions of
+  // 16384, 256-register units per warp; a sub-partition holds whole warps): 6 warps x 2 CTAs
+  // = 12 warps -> 3 per sub-partition -> 5376 per warp -> 168; 10 warps x 2 -> 5 per
+  // sub-partition -> 3072 -> 96; 5 warps x 3 -> 4 -> 4096 -> 128.
+  struct Case {
+    KernelConfig config;
+    int max_registers;
+  };
+  const std::vector<Case> cases = {
+      {{.block_t = 64, .num_warps = 4, .mma_path = 1, .producers = 2, .ctas_per_sm = 2}, 168},
+      {{.block_t = 64, .num_warps = 8, .mma_path = 1, .producers = 2, .ctas_per_sm = 2}, 96},
+      {{.block_t = 32, .num_warps = 4, .mma_path = 1, .producers = 1, .ctas_per_sm = 3}, 128},
+  };
+  for (const Case& c : cases) {
+    const CompileResult result = compile(split_program(c.config, KvFormat::fp8_ds_mla, 90));
+    const PtxasReport& report =
+        result.ptxas.at(result.lowered_names.at(split_kernel_name(c.config, KvFormat::fp8_ds_mla)));
+    MESSAGE(describe(to_config(c.config)) << ": " << report.registers << " registers, "
+                                          << report.spill_bytes() << " spill bytes");
+    CHECK(report.registers <= c.max_registers);
+    CHECK(registers_for_blocks(arch_by_name("sm_90"),
+                               (c.config.num_warps + c.config.producers) * 32,
+                               c.config.ctas_per_sm) == c.max_registers);
+  }
+}
+
+TEST_CASE("the baseline compiles for sm_120 and sm_90 without spills") {
+  for (int arch : {120, 90}) {
+    for (KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
+      const CompileResult result = compile(split_program(default_config(), kv, arch));
+      const std::string mangled = result.lowered_names.at(split_kernel_name(default_config(), kv));
+      const PtxasReport& report = result.ptxas.at(mangled);
+      MESSAGE("baseline sm_" << arch << " kv=" << to_string(kv) << ": " << report.registers
+                             << " registers, " << report.spill_bytes() << " spill bytes, "
+                             << report.stack_frame_bytes << " B stack, estimate "
+                             << static_budget(default_config(), kv).registers_per_thread);
+      CHECK(report.registers > 0);
+      CHECK(report.registers <= 255);
+      CHECK(report.spill_bytes() == 0);
+    }
+  }
+}
