@@ -21,6 +21,7 @@
 #include "db/store/store.hpp"
 #include "kernels/registry.hpp"
 #include "tuner/batch_set.hpp"
+#include "tuner/plan_record.hpp"
 #include "tuner/run_info.hpp"
 #include "tuner/shard.hpp"
 
@@ -92,7 +93,7 @@ void write_shard(const std::filesystem::path& path, const tuner::ShardSpec& shar
     trial.reason = "fixture survivor";
     plan_rows.push_back(std::move(trial));
   }
-  store.record_trials(plan_rows);
+  tuner::record_plan_trials(store, plan_rows);  // rows and digest, as the sweep records them
   const std::vector<tuner::Config> measured_configs = candidates(family, typed, all);
   for (int batch : batches) {
     const std::int64_t problem = store.problem_id({family.name, shape, batch});

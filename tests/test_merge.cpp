@@ -13,6 +13,7 @@
 #include "db/store/store.hpp"
 #include "kernels/registry.hpp"
 #include "tests/support/run_command.hpp"
+#include "tests/support/sweep_run.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tuner/merge.hpp"
 #include "tuner/shard.hpp"
@@ -55,15 +56,7 @@ struct StoreSpec {
 
 void write_store(const fs::path& path, const StoreSpec& spec) {
   db::Store store = db::Store::open(path);
-  db::RunInfo run;
-  run.host = "test-host";
-  run.budget_arch = "sm_90";
-  run.gpu_name = "NVIDIA H200";
-  run.measured_arch = "sm_90";
-  run.tuner_version = "test";
-  run.command_line = "test " + path.string();
-  run.kind = db::RunKind::sweep;
-  const std::int64_t run_id = store.begin_run(run);
+  const std::int64_t run_id = store.begin_run(test::h200_sweep_run("test " + path.string()));
   store.add_source(spec.source_hash, "sparse_mla_decode");
   if (spec.shard) {
     db::record_shard(store, run_id, spec.shard->index, spec.shard->count, spec.work);
@@ -125,7 +118,7 @@ void merge_two_shards(const test::TempDir& dir, const std::string& name, double 
 
 }  // namespace
 
-TEST_CASE("shard: i/N parses; out of range and malformed texts are refused naming the fix") {
+TEST_CASE("shard: i/N parses, out of range and malformed texts are refused naming the fix") {
   const ShardSpec spec = parse_shard("3/8");
   CHECK(spec.index == 3);
   CHECK(spec.count == 8);
@@ -188,7 +181,7 @@ TEST_CASE("merge: complete shards give the union, winners decided by the noise-a
   CHECK(b16.decision == db::Decision::default_kept);
 }
 
-TEST_CASE("merge: a plan fate every shard recorded is held once; a different one is kept") {
+TEST_CASE("merge: a plan fate every shard recorded is held once, a different one is kept") {
   test::TempDir dir;
   const std::string d = default_params();
   const PlanFate x{kX, db::Fate::survivor, "fits"};
@@ -237,8 +230,8 @@ TEST_CASE("merge: merging the same files again changes nothing") {
 }
 
 TEST_CASE(
-    "merge: conflicting timings of one config: the smaller spread wins; a wrong result "
-    "beats any timing; each conflict is reported") {
+    "merge: conflicting timings of one config: the smaller spread wins, a wrong result "
+    "beats any timing, each conflict is reported") {
   test::TempDir dir;
   const std::string d = default_params();
   write_store(dir / "a.db",
@@ -267,7 +260,25 @@ TEST_CASE(
   CHECK(winners[0].params_json == kX);  // Y (9 us) gave a wrong result somewhere: never a winner
 }
 
-TEST_CASE("merge: missing, overlapping or unfinished shards are refused; nothing is written") {
+TEST_CASE("merge: a config the batch search skipped in one store keeps its timing from another") {
+  test::TempDir dir;
+  write_store(dir / "a.db",
+              {std::nullopt, {{8, default_params(), 20.0, 0.01}, {8, kX, 10.0, 0.01}}});
+  write_store(dir / "b.db", {std::nullopt, {{8, kX, 0, 0, db::Fate::skipped_by_search}}});
+  const MergeSummary summary =
+      run_merge({(dir / "out.db").string(), {(dir / "a.db").string(), (dir / "b.db").string()}});
+  CHECK(summary.conflicts.empty());  // a skip is no timing: it competes with none
+  const db::Store out = db::Store::open_read_only(dir / "out.db");
+  db::TrialFilter measured;
+  measured.fate = db::Fate::measured;
+  CHECK(out.count_trials(measured) == 2);
+  CHECK(out.count_trials() == 3);
+  const std::vector<db::WinnerRecord> winners = out.winners();
+  REQUIRE(winners.size() == 1);
+  CHECK(winners[0].params_json == kX);
+}
+
+TEST_CASE("merge: missing, overlapping or unfinished shards are refused, nothing is written") {
   test::TempDir dir;
   const std::string d = default_params();
   write_store(dir / "s1.db", {ShardSpec{1, 3}, {{8, d, 20.0, 0.01}}});
@@ -298,7 +309,7 @@ TEST_CASE("merge: missing, overlapping or unfinished shards are refused; nothing
   CHECK(count_trials(out) == 3);
 }
 
-TEST_CASE("merge: DBs of different kernel sources or schema versions are refused; OUT unchanged") {
+TEST_CASE("merge: DBs of different kernel sources or schema versions are refused, OUT unchanged") {
   test::TempDir dir;
   const std::string d = default_params();
   write_store(dir / "a.db", {std::nullopt, {{8, d, 20.0, 0.01}}});
@@ -322,7 +333,7 @@ TEST_CASE("merge: DBs of different kernel sources or schema versions are refused
   CHECK(file_bytes(out) == before);
 }
 
-TEST_CASE("CLI: bad shards, merge inputs and --devices exit 2 naming the input; nothing written") {
+TEST_CASE("CLI: bad shards, merge inputs and --devices exit 2 naming the input, nothing written") {
   test::TempDir dir;
   const std::string tuner = test::kTunerBinary;
   const std::string out = (dir / "out.db").string();

@@ -31,9 +31,11 @@ db::Store open_input(const std::string& path) {
 using SourceMap = std::map<std::string, std::map<std::string, std::set<std::string>>>;
 
 void collect_sources(const db::Store& store, SourceMap& sources) {
+  // Per source, the first trial that used it (not a DISTINCT over every trial: a shard holds
+  // ~100 000 plan rows, and that scan took ~0.1 s a shard).
   db::Statement select = store.connection().prepare(
-      "SELECT DISTINCT s.family, t.source_hash FROM trials t JOIN sources s ON s.hash = "
-      "t.source_hash");
+      "SELECT s.family, s.hash FROM sources s WHERE EXISTS (SELECT 1 FROM trials t WHERE "
+      "t.source_hash = s.hash)");
   while (select.step()) sources[select.column_text(0)][select.column_text(1)].insert(store.path());
 }
 

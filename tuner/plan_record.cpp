@@ -1,6 +1,8 @@
 #include "tuner/plan_record.hpp"
 
+#include "core/hash.hpp"
 #include "db/store/held_plan.hpp"
+#include "db/store/plan_digest.hpp"
 
 namespace tuner {
 
@@ -64,19 +66,37 @@ std::vector<db::TrialRecord> plan_trials(db::Store& store, std::int64_t run_id,
   return trials;
 }
 
+// The store holds every row of `trials` (one plan) now: its digest says so, for tuner merge.
+void record_digest(const db::Store& store, const std::vector<db::TrialRecord>& trials) {
+  if (trials.empty()) return;
+  const db::TrialRecord& any = trials.front();
+  db::record_plan_digest(store, db::PlanDigest{any.problem_id, any.source_hash, any.budget_arch,
+                                               static_cast<std::int64_t>(trials.size()),
+                                               "sha256:" + sha256_hex(db::plan_fate_text(trials))});
+}
+
 }  // namespace
+
+void record_plan_trials(db::Store& store, const std::vector<db::TrialRecord>& trials) {
+  store.record_trials(trials);  // one transaction: a plan has ~100 000 rows
+  record_digest(store, trials);
+}
 
 void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
                  const Family& family) {
-  store.record_trials(plan_trials(store, run_id, plan, family));  // one transaction
+  record_plan_trials(store, plan_trials(store, run_id, plan, family));
 }
 
 std::int64_t record_plan_unless_held(db::Store& store, std::int64_t run_id, const PlanResult& plan,
                                      const Family& family) {
   const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, plan, family);
-  if (const std::int64_t held = db::run_holding_plan(store, trials); held != 0) return held;
-  store.record_trials(trials);  // one transaction: a plan has ~100 000 rows
-  return run_id;
+  const std::int64_t holder = db::run_holding_plan(store, trials);
+  if (holder == 0) {
+    record_plan_trials(store, trials);
+    return run_id;
+  }
+  record_digest(store, trials);  // the rows are held; their digest may predate digests
+  return holder;
 }
 
 }  // namespace tuner

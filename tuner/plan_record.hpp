@@ -9,6 +9,10 @@ namespace tuner {
 
 db::ProblemKey plan_problem_key(const PlanResult& plan);
 
+// Records the rows of one plan (one transaction), then their digest (db/store/plan_digest.hpp),
+// which lets tuner merge skip them unread in other shards that hold the same plan.
+void record_plan_trials(db::Store& store, const std::vector<db::TrialRecord>& trials);
+
 // Records every row of `plan` under `run_id` (the problem is the plan-level one, batch empty).
 // The source hash is the family's.
 void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,

@@ -4,17 +4,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "db/store/plan_digest.hpp"
+
 namespace tuner::db {
 
 namespace {
-
-// One plan row as a comparable key; the unit separator cannot occur in JSON or a reason line.
-std::string plan_key(const std::string& params_json, std::string_view fate,
-                     const std::string& reason) {
-  std::string key = params_json;
-  key.append(1, '\x1f').append(fate).append(1, '\x1f').append(reason);
-  return key;
-}
 
 std::int64_t latest_plan_run(const Store& store, const TrialRecord& any_row) {
   Statement query = store.connection().prepare(
@@ -50,13 +44,13 @@ std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>
   held.reserve(plan.size());
   while (rows.step()) {
     if (held.size() == plan.size()) return 0;  // more rows than the plan has
-    held.push_back(plan_key(rows.column_text(0), rows.column_text(1), rows.column_text(2)));
+    held.push_back(plan_fate_key(rows.column_text(0), rows.column_text(1), rows.column_text(2)));
   }
   if (held.size() != plan.size()) return 0;
   std::vector<std::string> wanted;
   wanted.reserve(plan.size());
   for (const TrialRecord& row : plan) {
-    wanted.push_back(plan_key(row.params_json, to_string(row.fate), row.reason));
+    wanted.push_back(plan_fate_key(row.params_json, to_string(row.fate), row.reason));
   }
   std::sort(held.begin(), held.end());
   std::sort(wanted.begin(), wanted.end());

@@ -3,6 +3,7 @@
 #include "db/store/merge.hpp"
 
 #include <cstdio>
+#include <string_view>
 #include <tuple>
 
 namespace tuner::db {
@@ -77,23 +78,60 @@ void copy_runs_and_problems(const Connection& c, MergeCounts& counts) {
       "JOIN main.problems m ON m.family = s.family AND m.shape = s.shape AND m.batch = s.batch");
 }
 
+bool input_has_table(const Connection& c, std::string_view table) {
+  Statement count =
+      c.prepare("SELECT COUNT(*) FROM src.sqlite_schema WHERE type = 'table' AND name = ?1");
+  count.bind(1, table);
+  return count.step() && count.column_int64(0) != 0;
+}
+
+// All rows less the measured ones: both counts read small indexes (trials_by_run,
+// trials_not_plan), not the plan rows' index of ~20 MB a shard, which a cold page cache made
+// seconds of reading for 16 shards.
+std::int64_t input_plan_rows(const Connection& c) {
+  return c.query_int64(
+      "SELECT (SELECT COUNT(*) FROM src.trials) - (SELECT COUNT(*) FROM src.trials WHERE "
+      "stage <> 'plan')");
+}
+
+// Whether the output holds every plan fate of the input already, by their digests (plan_digest):
+// the input's digests account for all of its plan rows, and the output holds each of them.
+bool input_plans_held(const Connection& c) {
+  if (!input_has_table(c, "plan_digests")) return false;  // written before digests existed
+  if (input_plan_rows(c) != c.query_int64("SELECT COALESCE(SUM(fates), 0) FROM src.plan_digests")) {
+    return false;  // a plan recorded twice, or rows without a digest: probed row by row
+  }
+  return c.query_int64(
+             "SELECT COUNT(*) FROM src.plan_digests d JOIN temp.merge_problem_map pm ON "
+             "pm.src_id = d.problem_id WHERE NOT EXISTS (SELECT 1 FROM main.plan_digests m "
+             "WHERE m.problem_id = pm.dst_id AND m.source_hash = d.source_hash AND "
+             "m.budget_arch = d.budget_arch AND m.digest = d.digest AND m.fates = d.fates)") == 0;
+}
+
 // The incoming trials under the output's ids, less those the output already holds.
 void stage_trials(const Connection& c, MergeCounts& counts) {
   c.exec("DROP TABLE IF EXISTS temp.merge_trials");
   // Every sweep shard records the whole plan: a plan fate the output already holds under another
   // run (same problem, config, source, budget arch, fate and reason) is kept once, and is not
-  // even staged (BENCHMARKS.md section 10: 99 % of 16 shards' rows were such copies).
-  c.exec(std::string("CREATE TEMP TABLE merge_trials AS SELECT ") + kTrialCopyColumns +
-         ", rm.dst_id AS run_id, pm.dst_id AS problem_id FROM src.trials t "
-         "JOIN temp.merge_run_map rm ON rm.src_id = t.run_id "
-         "JOIN temp.merge_problem_map pm ON pm.src_id = t.problem_id "
-         "WHERE t.stage <> 'plan' OR NOT EXISTS (SELECT 1 FROM main.trials m INDEXED BY "
-         "trials_plan_key WHERE m.problem_id = pm.dst_id AND m.params_json = t.params_json AND "
-         "m.stage = 'plan' AND m.source_hash = t.source_hash AND m.budget_arch = t.budget_arch "
-         "AND m.fate = t.fate AND m.reason = t.reason)");
+  // even staged (BENCHMARKS.md section 10: 99 % of 16 shards' rows were such copies). When the
+  // digests say the output holds all of them, the plan rows are not even read.
+  const std::string select = std::string("CREATE TEMP TABLE merge_trials AS SELECT ") +
+                             kTrialCopyColumns +
+                             ", rm.dst_id AS run_id, pm.dst_id AS problem_id FROM src.trials t "
+                             "JOIN temp.merge_run_map rm ON rm.src_id = t.run_id "
+                             "JOIN temp.merge_problem_map pm ON pm.src_id = t.problem_id ";
+  const std::int64_t plan_rows = input_plan_rows(c);
+  if (input_plans_held(c)) {
+    c.exec(select + "WHERE t.stage <> 'plan'");
+  } else {
+    c.exec(select +
+           "WHERE t.stage <> 'plan' OR NOT EXISTS (SELECT 1 FROM main.trials m INDEXED BY "
+           "trials_plan_key WHERE m.problem_id = pm.dst_id AND m.params_json = t.params_json AND "
+           "m.stage = 'plan' AND m.source_hash = t.source_hash AND m.budget_arch = t.budget_arch "
+           "AND m.fate = t.fate AND m.reason = t.reason)");
+  }
   counts.plan_fates_shared =
-      c.query_int64("SELECT COUNT(*) FROM src.trials WHERE stage = 'plan'") -
-      c.query_int64("SELECT COUNT(*) FROM temp.merge_trials WHERE stage = 'plan'");
+      plan_rows - c.query_int64("SELECT COUNT(*) FROM temp.merge_trials WHERE stage = 'plan'");
   // Only runs the output held before can hold these trials already; their rows are looked up
   // through a temp index on the natural key (main.trials has none, and needs none otherwise).
   c.exec("DROP TABLE IF EXISTS temp.merge_existing");
@@ -141,6 +179,9 @@ std::string describe(const Contender& c) {
 }
 
 // Measured trials that collide with a different row on the resume key: one of the two stays.
+// Exactly the rows trials_resume_key_v3 keeps unique: a transient failure or a config the batch
+// search skipped is no verdict, competes with nothing, and is copied as it is (a skipped row once
+// displaced a timing here, winning the spread comparison with no spread at all).
 void resolve_conflicts(const Connection& c, MergeCounts& counts) {
   Statement pairs = c.prepare(
       "SELECT i.rowid, m.id, i.fate, i.median_us, i.rel_spread, ri.started_at, m.fate, "
@@ -149,10 +190,11 @@ void resolve_conflicts(const Connection& c, MergeCounts& counts) {
       "m.problem_id = i.problem_id AND m.params_json = i.params_json AND "
       "m.source_hash = i.source_hash AND m.budget_arch = i.budget_arch AND "
       "m.measured_arch = i.measured_arch AND m.device_name = i.device_name AND "
-      "m.measure_env = i.measure_env AND m.stage = 'measure' AND m.fate <> 'transient' "
+      "m.measure_env = i.measure_env AND m.stage = 'measure' AND "
+      "m.fate NOT IN ('transient', 'skipped_by_search') "
       "JOIN main.runs ri ON ri.id = i.run_id JOIN main.runs rm ON rm.id = m.run_id "
       "JOIN main.problems p ON p.id = i.problem_id "
-      "WHERE i.stage = 'measure' AND i.fate <> 'transient'");
+      "WHERE i.stage = 'measure' AND i.fate NOT IN ('transient', 'skipped_by_search')");
   std::vector<std::pair<std::int64_t, std::int64_t>> drop_incoming;
   std::vector<std::pair<std::int64_t, std::int64_t>> drop_kept;
   while (pairs.step()) {
@@ -180,10 +222,7 @@ void resolve_conflicts(const Connection& c, MergeCounts& counts) {
 }
 
 void copy_shards_and_winners(const Connection& c, MergeCounts& counts) {
-  const bool has_shards = c.query_int64(
-                              "SELECT COUNT(*) FROM src.sqlite_schema WHERE type = "
-                              "'table' AND name = 'shards'") != 0;
-  if (has_shards) {
+  if (input_has_table(c, "shards")) {
     c.exec(
         "INSERT OR IGNORE INTO main.shards (run_id, shard_index, shard_count, work) "
         "SELECT rm.dst_id, s.shard_index, s.shard_count, s.work FROM src.shards s "
@@ -222,6 +261,12 @@ MergeCounts merge_store(Store& out, const std::filesystem::path& in) {
   c.exec(std::string("INSERT INTO main.trials (run_id, problem_id, ") + kTrialCopyColumns +
          ") SELECT run_id, problem_id, " + kTrialCopyColumns + " FROM temp.merge_trials");
   counts.trials_added = changes(c);
+  if (input_has_table(c, "plan_digests")) {  // every plan row the input holds, the output holds
+    c.exec(
+        "INSERT OR IGNORE INTO main.plan_digests (problem_id, source_hash, budget_arch, fates, "
+        "digest) SELECT pm.dst_id, d.source_hash, d.budget_arch, d.fates, d.digest FROM "
+        "src.plan_digests d JOIN temp.merge_problem_map pm ON pm.src_id = d.problem_id");
+  }
   copy_shards_and_winners(c, counts);
   c.exec("DROP TABLE temp.merge_trials");
   transaction.commit();

@@ -91,6 +91,19 @@ CREATE UNIQUE INDEX IF NOT EXISTS trials_resume_key_v3
 CREATE INDEX IF NOT EXISTS trials_by_run ON trials (run_id);
 -- tuner merge: a plan fate another shard's run already recorded is not copied again.
 CREATE INDEX IF NOT EXISTS trials_plan_key ON trials (problem_id, params_json) WHERE stage = 'plan';
+-- tuner merge: an input's measured rows without a pass over its ~100 000 plan rows.
+CREATE INDEX IF NOT EXISTS trials_not_plan ON trials (run_id) WHERE stage <> 'plan';
+
+-- The plans this store holds in full (db/store/plan_digest.hpp): written after their rows, so
+-- tuner merge can skip an input's plan rows unread when the output holds the same digest.
+CREATE TABLE IF NOT EXISTS plan_digests (
+  problem_id INTEGER NOT NULL REFERENCES problems (id),
+  source_hash TEXT NOT NULL,
+  budget_arch TEXT NOT NULL,
+  fates INTEGER NOT NULL CHECK (fates >= 0),
+  digest TEXT NOT NULL CHECK (digest <> ''),
+  PRIMARY KEY (problem_id, source_hash, budget_arch, digest)
+) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS winners (
   id INTEGER PRIMARY KEY,
