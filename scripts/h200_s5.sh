@@ -10,7 +10,9 @@
 #   fp8       the same for fp8 KV at 32 and 64 local heads (16 passed: 21,840 checks in s4)
 #   race      compute-sanitizer racecheck and synccheck on the config of that failure (bf16, batch
 #             64, topk 600, BLOCK_T 16, 8 + 2 warps, CTAS_PER_SM 3, TARGET_CTAS 1024, pdl 1),
-#             then gpu_sweep (the new 'waves' case included) and the launcher tests
+#             then gpu_sweep (the new 'waves' case included), the launcher tests and the driver
+#             tests (core/cuda_driver.cpp was split into core/cuda_*.cpp: scripts/h200_split.sh
+#             is the longer form of this check)
 # Usage: scripts/h200_s5.sh issue12|bf16|fp8|race
 set -u
 part=${1:?usage: scripts/h200_s5.sh issue12|bf16|fp8|race}
@@ -50,8 +52,9 @@ case "$part" in
         --l2 flush >"$logs/$tool.log" 2>&1
       echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|hazard' "$logs/$tool.log" | head -n 2 | tr '\n' ' ')"
     done
-    for t in gpu_sweep gpu_tunedb_cuda gpu_tunedb_cuda_factors; do
-      timeout 240 build/tests/$t >"$logs/$t.log" 2>&1
+    for t in gpu_sweep gpu_tunedb_cuda gpu_tunedb_cuda_factors gpu_cuda_driver gpu_measure \
+      gpu_capture; do
+      timeout 200 build/tests/$t >"$logs/$t.log" 2>&1
       echo "$t rc=$? $(grep -E 'test cases' "$logs/$t.log")"
     done
     ;;
