@@ -1,6 +1,6 @@
 // The CPU tests' main. CTest runs each doctest case on its own, by name (doctest_discover_tests in
 // tests/CMakeLists.txt). A name filter that matches no case would pass having run nothing: a ';'
-// in a case name made CMake split it into two names that matched nothing, and 10 cases passed
+// in a case name made CMake split it into names that matched nothing, and 12 cases passed
 // that way without running. So a run whose --test-case filter selects no case fails.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
