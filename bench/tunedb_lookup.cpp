@@ -78,7 +78,7 @@ int tuned_batch(int i) { return 1 + 3 * i; }
 // Shape text as the DB keys it (db/ knows no family: any canonical name=value text will do).
 std::string shape_text(int heads, int tp, int topk) {
   return "attn_tp=" + std::to_string(tp) +
-         ",kv_format=fp8_ds_mla,n_heads=" + std::to_string(heads) +
+         ",dtype_tag=e4m3_block,n_heads=" + std::to_string(heads) +
          ",page_size=64,topk=" + std::to_string(topk);
 }
 

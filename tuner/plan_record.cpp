@@ -66,20 +66,23 @@ std::vector<db::TrialRecord> plan_trials(db::Store& store, std::int64_t run_id,
   return trials;
 }
 
-// The store holds every row of `trials` (one plan) now: its digest says so, for tuner merge.
-void record_digest(const db::Store& store, const std::vector<db::TrialRecord>& trials) {
+// The store holds every row of `trials` (one plan, `sorted_keys` its plan_fate_keys) now: its
+// digest says so, for tuner merge.
+void record_digest(const db::Store& store, const std::vector<db::TrialRecord>& trials,
+                   const std::vector<std::string>& sorted_keys) {
   if (trials.empty()) return;
   const db::TrialRecord& any = trials.front();
-  db::record_plan_digest(store, db::PlanDigest{any.problem_id, any.source_hash, any.budget_arch,
-                                               static_cast<std::int64_t>(trials.size()),
-                                               "sha256:" + sha256_hex(db::plan_fate_text(trials))});
+  db::record_plan_digest(
+      store, db::PlanDigest{any.problem_id, any.source_hash, any.budget_arch,
+                            static_cast<std::int64_t>(trials.size()),
+                            "sha256:" + sha256_hex(db::joined_plan_fate_keys(sorted_keys))});
 }
 
 }  // namespace
 
 void record_plan_trials(db::Store& store, const std::vector<db::TrialRecord>& trials) {
   store.record_trials(trials);  // one transaction: a plan has ~100 000 rows
-  record_digest(store, trials);
+  record_digest(store, trials, db::plan_fate_keys(trials));
 }
 
 void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
@@ -90,13 +93,11 @@ void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
 std::int64_t record_plan_unless_held(db::Store& store, std::int64_t run_id, const PlanResult& plan,
                                      const Family& family) {
   const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, plan, family);
-  const std::int64_t holder = db::run_holding_plan(store, trials);
-  if (holder == 0) {
-    record_plan_trials(store, trials);
-    return run_id;
-  }
-  record_digest(store, trials);  // the rows are held; their digest may predate digests
-  return holder;
+  const std::vector<std::string> keys = db::plan_fate_keys(trials);  // sorted once, for both
+  const std::int64_t holder = db::run_holding_plan(store, trials, keys);
+  if (holder == 0) store.record_trials(trials);  // one transaction: a plan has ~100 000 rows
+  record_digest(store, trials, keys);            // when held, the rows may predate digests
+  return holder == 0 ? run_id : holder;
 }
 
 }  // namespace tuner

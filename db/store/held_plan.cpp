@@ -22,6 +22,11 @@ std::int64_t latest_plan_run(const Store& store, const TrialRecord& any_row) {
 }  // namespace
 
 std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>& plan) {
+  return run_holding_plan(store, plan, plan_fate_keys(plan));
+}
+
+std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>& plan,
+                              const std::vector<std::string>& sorted_keys) {
   if (plan.empty()) return 0;
   for (const TrialRecord& row : plan) {
     if (row.stage != Stage::plan || row.problem_id != plan.front().problem_id ||
@@ -47,14 +52,8 @@ std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>
     held.push_back(plan_fate_key(rows.column_text(0), rows.column_text(1), rows.column_text(2)));
   }
   if (held.size() != plan.size()) return 0;
-  std::vector<std::string> wanted;
-  wanted.reserve(plan.size());
-  for (const TrialRecord& row : plan) {
-    wanted.push_back(plan_fate_key(row.params_json, to_string(row.fate), row.reason));
-  }
   std::sort(held.begin(), held.end());
-  std::sort(wanted.begin(), wanted.end());
-  return held == wanted ? run : 0;
+  return held == sorted_keys ? run : 0;
 }
 
 }  // namespace tuner::db

@@ -3,6 +3,7 @@
 // cross product (~100 000 rows); a rerun with nothing changed would write the same rows again,
 // which took 3.5 s of a 5.7 s warm 51-size sweep on the H200 machine (BENCHMARKS.md section 9).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "db/store/store.hpp"
@@ -15,5 +16,8 @@ namespace tuner::db {
 // that changed in any row is recorded whole under its own run and a report reading the latest
 // plan run sees every fate.
 std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>& plan);
+// The same with the plan's plan_fate_keys already at hand (the sweep hashes them too).
+std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>& plan,
+                              const std::vector<std::string>& sorted_keys);
 
 }  // namespace tuner::db

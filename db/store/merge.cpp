@@ -96,9 +96,9 @@ std::int64_t input_plan_rows(const Connection& c) {
 
 // Whether the output holds every plan fate of the input already, by their digests (plan_digest):
 // the input's digests account for all of its plan rows, and the output holds each of them.
-bool input_plans_held(const Connection& c) {
+bool input_plans_held(const Connection& c, std::int64_t plan_rows) {
   if (!input_has_table(c, "plan_digests")) return false;  // written before digests existed
-  if (input_plan_rows(c) != c.query_int64("SELECT COALESCE(SUM(fates), 0) FROM src.plan_digests")) {
+  if (plan_rows != c.query_int64("SELECT COALESCE(SUM(fates), 0) FROM src.plan_digests")) {
     return false;  // a plan recorded twice, or rows without a digest: probed row by row
   }
   return c.query_int64(
@@ -121,7 +121,7 @@ void stage_trials(const Connection& c, MergeCounts& counts) {
                              "JOIN temp.merge_run_map rm ON rm.src_id = t.run_id "
                              "JOIN temp.merge_problem_map pm ON pm.src_id = t.problem_id ";
   const std::int64_t plan_rows = input_plan_rows(c);
-  if (input_plans_held(c)) {
+  if (input_plans_held(c, plan_rows)) {
     c.exec(select + "WHERE t.stage <> 'plan'");
   } else {
     c.exec(select +

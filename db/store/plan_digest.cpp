@@ -13,7 +13,7 @@ std::string plan_fate_key(std::string_view params_json, std::string_view fate,
   return key;
 }
 
-std::string plan_fate_text(const std::vector<TrialRecord>& plan) {
+std::vector<std::string> plan_fate_keys(const std::vector<TrialRecord>& plan) {
   std::vector<std::string> keys;
   keys.reserve(plan.size());
   for (const TrialRecord& row : plan) {
@@ -21,9 +21,17 @@ std::string plan_fate_text(const std::vector<TrialRecord>& plan) {
         plan_fate_key(canonical_params_json(row.params_json), to_string(row.fate), row.reason));
   }
   std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+std::string joined_plan_fate_keys(const std::vector<std::string>& sorted_keys) {
   std::string text;
-  for (const std::string& key : keys) text.append(key).append(1, '\x1e');
+  for (const std::string& key : sorted_keys) text.append(key).append(1, '\x1e');
   return text;
+}
+
+std::string plan_fate_text(const std::vector<TrialRecord>& plan) {
+  return joined_plan_fate_keys(plan_fate_keys(plan));
 }
 
 void record_plan_digest(const Store& store, const PlanDigest& digest) {

@@ -30,9 +30,13 @@ struct PlanDigest {
 std::string plan_fate_key(std::string_view params_json, std::string_view fate,
                           std::string_view reason);
 
-// What a plan's digest hashes: the plan_fate_key of every row (canonical params), sorted, joined
-// by the record separator. `plan` holds the rows of one plan, in any order.
-std::string plan_fate_text(const std::vector<TrialRecord>& plan);
+// The plan_fate_key of every row of one plan (canonical params), sorted: the plan as a set of
+// fates, in any order of its rows.
+std::vector<std::string> plan_fate_keys(const std::vector<TrialRecord>& plan);
+
+// What a plan's digest hashes: its sorted keys joined by the record separator.
+std::string joined_plan_fate_keys(const std::vector<std::string>& sorted_keys);
+std::string plan_fate_text(const std::vector<TrialRecord>& plan);  // of plan_fate_keys(plan)
 
 // Records `digest` (idempotent). Call it once the store holds every row it covers.
 void record_plan_digest(const Store& store, const PlanDigest& digest);
