@@ -101,3 +101,36 @@ TEST_CASE("store migration: a fresh store has the launch columns and refuses bad
   zero.launch_p90_us = 1.0;
   CHECK_THROWS_AS(store.record_trial(zero), DbError);
 }
+
+// The fifth session of 2026-12-01 wrote plan_digests with `fates` before the key column `digest`,
+// which SQLite 3.40's integrity_check reports as "NULL value in plan_digests.fates". A writing
+// open reorders the table, its rows kept.
+TEST_CASE("store migration: plan_digests in the old column order is reordered, its rows kept") {
+  tuner::test::TempDir dir;
+  const fs::path path = dir / "old_digests.db";
+  std::int64_t problem = 0;
+  {
+    Store store = Store::open(path);
+    problem = store.problem_id(ProblemKey{fixture::kFamily, fixture::kShape, std::nullopt});
+  }
+  {
+    const Connection connection = Connection::open(path, OpenMode::read_write_create);
+    connection.exec(
+        "DROP TABLE plan_digests; CREATE TABLE plan_digests (problem_id INTEGER NOT NULL, "
+        "source_hash TEXT NOT NULL, budget_arch TEXT NOT NULL, fates INTEGER NOT NULL, digest "
+        "TEXT NOT NULL, PRIMARY KEY (problem_id, source_hash, budget_arch, digest)) WITHOUT "
+        "ROWID; INSERT INTO plan_digests VALUES (" +
+        std::to_string(problem) + ", 'abc', 'sm_90', 123, 'd1')");
+  }
+  { Store::open(path); }
+  const Connection connection = Connection::open(path, OpenMode::read_only);
+  CHECK(connection.query_int64(
+            "SELECT cid FROM pragma_table_info('plan_digests') WHERE name = 'fates'") == 4);
+  CHECK(connection.query_int64("SELECT COUNT(*) FROM plan_digests WHERE problem_id = " +
+                               std::to_string(problem) +
+                               " AND source_hash = 'abc' AND budget_arch = 'sm_90' AND fates = "
+                               "123 AND digest = 'd1'") == 1);
+  CHECK(connection.query_int64("SELECT COUNT(*) FROM plan_digests") == 1);
+  CHECK(connection.query_int64(
+            "SELECT COUNT(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'") == 0);
+}

@@ -1,6 +1,6 @@
 // Store schema upgrades, run by Store::open inside the schema transaction. SQLite cannot change a
-// CHECK, so each upgrade moves the trials table aside, lets the schema script create the new one,
-// and copies the rows over.
+// CHECK or a column order, so each upgrade moves the table aside, lets the schema script create
+// the new one, and copies the rows over.
 #include "db/sqlite/sqlite.hpp"
 #include "db/store/schema.hpp"
 
@@ -15,9 +15,22 @@ constexpr const char* kTrialColumnsV1 =
     "ptxas_spill_bytes, blocks_per_sm, occupancy_limiter, compile_ms, cached, median_us, p10_us, "
     "p90_us, samples, rel_spread, err_out, err_lse, bytes_moved, created_at";
 
+// A store of the fifth session of 2026-12-01 has plan_digests with `fates` before the key's
+// `digest` column, which SQLite 3.40's integrity_check reports as NULL values (the rows are fine).
+bool plan_digests_in_old_order(const Connection& connection) {
+  return connection.query_int64(
+             "SELECT COUNT(*) FROM pragma_table_info('plan_digests') WHERE cid = 3 AND "
+             "name = 'fates'") == 1;
+}
+
+constexpr const char* kPlanDigestColumns = "problem_id, source_hash, budget_arch, digest, fates";
+
 }  // namespace
 
 void begin_migration(const Connection& connection, int from_version) {
+  if (plan_digests_in_old_order(connection)) {
+    connection.exec("ALTER TABLE plan_digests RENAME TO plan_digests_old");
+  }
   // The old indexes go first: their names would otherwise keep the new ones from being created.
   if (from_version == 1) {
     connection.exec(
@@ -34,6 +47,11 @@ void begin_migration(const Connection& connection, int from_version) {
 }
 
 void finish_migration(const Connection& connection, int from_version) {
+  if (connection.query_int64("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND "
+                             "name = 'plan_digests_old'") == 1) {
+    connection.exec(std::string("INSERT INTO plan_digests (") + kPlanDigestColumns + ") SELECT " +
+                    kPlanDigestColumns + " FROM plan_digests_old; DROP TABLE plan_digests_old");
+  }
   if (from_version == 1) {
     // Version 1 rows carry no measurement environment: '' never matches a sweep's, so they are
     // measured again rather than trusted under another NVRTC, driver or protocol.

@@ -96,12 +96,14 @@ CREATE INDEX IF NOT EXISTS trials_not_plan ON trials (run_id) WHERE stage <> 'pl
 
 -- The plans this store holds in full (db/store/plan_digest.hpp): written after their rows, so
 -- tuner merge can skip an input's plan rows unread when the output holds the same digest.
+-- The key's columns come first: SQLite 3.40's integrity_check misreads a WITHOUT ROWID table
+-- whose non-key column precedes a key column ("NULL value in plan_digests.fates").
 CREATE TABLE IF NOT EXISTS plan_digests (
   problem_id INTEGER NOT NULL REFERENCES problems (id),
   source_hash TEXT NOT NULL,
   budget_arch TEXT NOT NULL,
-  fates INTEGER NOT NULL CHECK (fates >= 0),
   digest TEXT NOT NULL CHECK (digest <> ''),
+  fates INTEGER NOT NULL CHECK (fates >= 0),
   PRIMARY KEY (problem_id, source_hash, budget_arch, digest)
 ) WITHOUT ROWID;
 
