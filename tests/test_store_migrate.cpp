@@ -126,10 +126,10 @@ TEST_CASE("store migration: plan_digests in the old column order is reordered, i
   const Connection connection = Connection::open(path, OpenMode::read_only);
   CHECK(connection.query_int64(
             "SELECT cid FROM pragma_table_info('plan_digests') WHERE name = 'fates'") == 4);
-  CHECK(connection.query_int64("SELECT COUNT(*) FROM plan_digests WHERE problem_id = " +
-                               std::to_string(problem) +
-                               " AND source_hash = 'abc' AND budget_arch = 'sm_90' AND fates = "
-                               "123 AND digest = 'd1'") == 1);
+  CHECK(connection.query_int64(
+            "SELECT COUNT(*) FROM plan_digests WHERE problem_id = " + std::to_string(problem) +
+            " AND source_hash = 'abc' AND budget_arch = 'sm_90' AND fates = "
+            "123 AND digest = 'd1'") == 1);
   CHECK(connection.query_int64("SELECT COUNT(*) FROM plan_digests") == 1);
   CHECK(connection.query_int64(
             "SELECT COUNT(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'") == 0);
