@@ -196,16 +196,17 @@ struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
 
-// cuLaunchKernel with `args` as kernel parameters (cuLaunchKernelEx for a programmatic launch,
-// 1-D blocks); checks the launch.
+// cuLaunchKernel with `args` as kernel parameters (cuLaunchKernelEx for a programmatic launch or
+// clusters of `cluster_x` CTAs along x, 1-D blocks); checks the launch.
 void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned dynamic_smem, CUstream stream,
-            void** args, const std::string& context, LaunchOrder order = LaunchOrder::stream);
+            void** args, const std::string& context, LaunchOrder order = LaunchOrder::stream,
+            unsigned cluster_x = 1);
 
 // cuLaunchKernel with a 1-D block, unchecked and allocation-free: for the serving launcher's hot
 // path (core/deploy_family.hpp's LaunchKernelFn), which reports the result itself. Call only after
 // require_gpu() succeeded.
 CUresult launch_unchecked(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
                           unsigned block_x, unsigned dynamic_smem, CUstream stream, void** params,
-                          LaunchOrder order) noexcept;
+                          LaunchOrder order, unsigned cluster_x) noexcept;
 
 }  // namespace tuner::cuda

@@ -51,11 +51,12 @@ struct ServeResult {
   CUresult cuda_result = CUDA_SUCCESS;  // for launch_failed
 };
 
-// cuLaunchKernel (cuLaunchKernelEx for a programmatic launch), as the launcher resolved it (the
-// family does not load the driver itself).
+// cuLaunchKernel (cuLaunchKernelEx for a programmatic launch or clusters of `cluster_x` CTAs along
+// x), as the launcher resolved it (the family does not load the driver itself).
 using LaunchKernelFn = CUresult (*)(CUfunction function, unsigned grid_x, unsigned grid_y,
                                     unsigned grid_z, unsigned block_x, unsigned dynamic_smem,
-                                    CUstream stream, void** params, LaunchOrder order);
+                                    CUstream stream, void** params, LaunchOrder order,
+                                    unsigned cluster_x);
 
 // One field of a family's argument record (the plain C struct `launch` reads, declared in
 // kernels/<family>/serve_args.h). The family lists its fields so that a caller without the

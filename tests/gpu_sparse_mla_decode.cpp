@@ -80,13 +80,13 @@ HostInputs host_inputs(const DeviceProblem& problem) {
   return inputs;
 }
 
-// Every compile key of the family's space (TARGET_CTAS and pdl are launch-only; run_shape sets
+// Every compile key of the family's space (TARGET_CTAS and merge are launch-only; run_shape sets
 // both per launch) that this shape allows and the device's shared memory holds.
 std::vector<KernelConfig> compile_keys_for(const Shape& shape, int smem_optin) {
   std::vector<KernelConfig> keys;
   for (const Config& config : cross_product(parameter_space())) {
     const KernelConfig typed = from_config(config);
-    if (typed.target_ctas != default_config().target_ctas || typed.pdl != 0) continue;
+    if (typed.target_ctas != default_config().target_ctas || typed.merge != 0) continue;
     // A launch bound of 2-3 CTAs per SM changes only the register allocation of the same source:
     // checked at 2 stages (the measured ones), not tripling the matrix.
     if (typed.ctas_per_sm != 1 && typed.num_stages != 2) continue;
@@ -182,11 +182,14 @@ Tally run_shape(const CompiledKeys& compiled, const Shape& shape, long long num_
     const DeviceOutputs ref = download_reference(problem);
     const std::vector<double> ref_out(ref.out.begin(), ref.out.end());
     const std::vector<double> ref_lse(ref.lse.begin(), ref.lse.end());
-    for (int t = 0; t < 2; ++t) {
-      kernels.config.target_ctas = kTargets[t];
-      // The combine stream-ordered with the fewest CTAs and programmatic (pdl 1) with the most
-      // splits, so both launch orders and every dim-chunk count of the combine run.
-      kernels.config.pdl = t;
+    // The combine stream-ordered with the fewest CTAs and programmatic (merge 1) with the most
+    // splits, so both launch orders and every dim-chunk count of the combine run; then, on the
+    // pipelined kernels, the cluster merge (merge 2) at TARGET_CTAS 256: clusters of 2 to 8 CTAs
+    // (5 at topk 600 with 64-token tiles) and one split at topk 5.
+    const int launches = compiled.configs[i].mma_path != 0 ? 3 : 2;
+    for (int t = 0; t < launches; ++t) {
+      kernels.config.target_ctas = t < 2 ? kTargets[t] : 256;
+      kernels.config.merge = t;
       const LaunchGeometry geometry = launch_geometry(kernels.config, shape);
       poison_outputs(problem, device.stream.get());
       launch_decode(kernels, geometry, problem, 0, device.stream.get());

@@ -229,7 +229,7 @@ TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an
         static_cast<int>(smla::smem_layout(32, 16, 8, 1, 0, 0, 0).total_bytes));
   CHECK(split.max_dynamic_smem == split.dynamic_smem);
   REQUIRE(split.launch_params.size() == 4);
-  CHECK(split.launch_params[2].name == "pdl");
+  CHECK(split.launch_params[2].name == "merge");
   CHECK(split.launch_params[3].name == "target_ctas");
   CHECK(split.launch_params[3].value == 1024);
   const tunedb::Lookup untuned = opened.lookup(

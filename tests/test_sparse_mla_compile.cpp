@@ -41,8 +41,8 @@ SpaceCompile compile_every_config(int arch_sm) {
     widest.attn_tp = 1;
     for (const Config& config : cross_product(parameter_space())) {
       const KernelConfig typed = from_config(config);
-      // target_ctas and pdl are launch-time: one value each per compile key.
-      if (typed.target_ctas != 512 || typed.pdl != 0 || !shape_mismatch(typed, widest).empty()) {
+      // target_ctas and merge are launch-time: one value each per compile key.
+      if (typed.target_ctas != 512 || typed.merge != 0 || !shape_mismatch(typed, widest).empty()) {
         continue;
       }
       if (typed.mma_path != 0 && typed.block_h != 16) continue;

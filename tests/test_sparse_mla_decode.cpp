@@ -59,11 +59,11 @@ TEST_CASE("bad shapes are refused with a message naming the field") {
 TEST_CASE("the space is the full cross product and the default is the seeds' baseline") {
   const auto configs = cross_product(parameter_space());
   // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 3 x kv_unpack 3 x
-  // ctas_per_sm 3 x TARGET_CTAS 4 x pdl 2.
-  CHECK(configs.size() == 3 * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 4 * 2);
+  // ctas_per_sm 3 x TARGET_CTAS 4 x merge 3.
+  CHECK(configs.size() == 3 * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 4 * 3);
   std::set<std::string> compile_keys;
   for (const Config& config : configs) compile_keys.insert(compile_key(config, parameter_space()));
-  // TARGET_CTAS and pdl are launch-time: they share one compile.
+  // TARGET_CTAS and merge are launch-time: they share one compile.
   CHECK(compile_keys.size() == 3 * 3 * 3 * 6 * 3 * 3 * 3 * 3);
   const KernelConfig baseline = default_config();
   CHECK(baseline == KernelConfig{.block_t = 16,
@@ -75,13 +75,19 @@ TEST_CASE("the space is the full cross product and the default is the seeds' bas
                                  .target_ctas = 512});
   CHECK(from_config(config_from_json(to_json(to_config(baseline)))) == baseline);
   CHECK(to_json(to_config(baseline)) ==
-        R"({"block_h":16,"block_t":16,"ctas_per_sm":1,"kv_unpack":0,"mma_path":0,"num_stages":2,)"
-        R"("num_warps":4,"pdl":0,"producers":0,)"
+        R"({"block_h":16,"block_t":16,"ctas_per_sm":1,"kv_unpack":0,"merge":0,"mma_path":0,)"
+        R"("num_stages":2,"num_warps":4,"producers":0,)"
         R"("target_ctas":512})");
   // Rows stored before mma_path/producers/kv_unpack existed read as the kernel they measured.
   CHECK(from_config(config_from_json(
             R"({"block_h":16,"block_t":16,"num_stages":2,"num_warps":4,"target_ctas":512})")) ==
         baseline);
+  // Rows stored with `pdl` (before `merge` replaced it) read as the same launch.
+  KernelConfig programmatic = baseline;
+  programmatic.merge = 1;
+  CHECK(from_config(
+            config_from_json(R"({"block_h":16,"block_t":16,"num_stages":2,"num_warps":4,"pdl":1,)"
+                             R"("target_ctas":512})")) == programmatic);
 }
 
 TEST_CASE("structural rules of the mma paths name what the kernel cannot do") {
@@ -142,6 +148,20 @@ TEST_CASE("structural rules of the mma paths name what the kernel cannot do") {
   CHECK(measured_trim(config).rfind("measured to lose: launch bounds of 2-3 CTAs", 0) == 0);
   CHECK(shape_mismatch(KernelConfig{.ctas_per_sm = 2}, fp8) ==
         "the seeds' kernel (mma_path 0) keeps its launch bound of 1");
+  // The cluster merge: planned on every pipelined kernel, swept on the winners' kernel only.
+  config = pipelined;
+  config.merge = 2;
+  CHECK(shape_mismatch(config, fp8).empty());
+  CHECK(measured_trim(config).rfind("measured to lose: the cluster merge (merge 2)", 0) == 0);
+  config.block_t = 64;
+  config.num_stages = 2;
+  CHECK(measured_trim(config).empty());
+  config.num_warps = 8;
+  CHECK_FALSE(measured_trim(config).empty());
+  config.num_warps = 4;
+  config.merge = 1;
+  config.producers = 0;
+  CHECK(measured_trim(config).empty());  // merge 0 and 1 on every kernel
   // e4m3 MMA is planned where it is native.
   config = pipelined;
   config.mma_path = 2;
@@ -150,14 +170,26 @@ TEST_CASE("structural rules of the mma paths name what the kernel cannot do") {
   CHECK(arch_mismatch(config, 90).find("emulated on sm_90") != std::string::npos);
   CHECK(arch_mismatch(config, 86) == "e4m3 mma.sync needs sm_89 or newer (mma_path 2)");
   CHECK(arch_mismatch(pipelined, 90).empty());
-  // Programmatic dependent launch is Hopper's and later.
+  // Programmatic dependent launch and clusters are Hopper's and later.
   config = pipelined;
-  config.pdl = 1;
+  config.merge = 1;
   CHECK(arch_mismatch(config, 90).empty());
   CHECK(arch_mismatch(config, 120).empty());
-  CHECK(arch_mismatch(config, 89) == "programmatic dependent launch (pdl 1) needs sm_90 or newer");
-  config.pdl = 0;
+  CHECK(arch_mismatch(config, 89) ==
+        "programmatic dependent launch (merge 1) needs sm_90 or newer");
+  config.merge = 2;
+  CHECK(arch_mismatch(config, 90).empty());
+  CHECK(arch_mismatch(config, 120).empty());
+  CHECK(arch_mismatch(config, 89) == "thread-block clusters (merge 2) need sm_90 or newer");
+  config.merge = 0;
   CHECK(arch_mismatch(config, 80).empty());
+  // The cluster merge lives in the pipelined kernels.
+  KernelConfig seeds_clustered = default_config();
+  seeds_clustered.merge = 2;
+  CHECK(shape_mismatch(seeds_clustered, fp8) ==
+        "the cluster merge (merge 2) is built into the pipelined kernels (mma_path 1 or 2)");
+  config.merge = 2;
+  CHECK(shape_mismatch(config, fp8).empty());
 }
 
 TEST_CASE("the pipelined layout: bytes counted by hand, producer warps in the thread count") {

@@ -1,9 +1,9 @@
 // The sparse MLA decode family's deploy unit (kernels/sparse_mla_decode/deploy + serve), the code
 // the serving launcher runs, without a GPU: the split plan against hand-computed cases and an
 // independently written loop, the tuner's geometry against it, the parameter blocks byte by
-// byte, the workspace layout, the launcher's refusals (recorded through a LaunchKernelFn that
-// stands in for cuLaunchKernel: no driver runs here), and the serving launch bound from the frozen
-// launch facts against the tuner's own geometry and packing.
+// byte, the workspace layout and the launcher's refusals (recorded through a LaunchKernelFn that
+// stands in for cuLaunchKernel: no driver runs here). The serving launch bound from the frozen
+// launch facts: test_sparse_mla_serving_facts.cpp.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -59,7 +59,9 @@ using test::fake_function;
 using test::recorded;
 constexpr LaunchKernelFn record = &test::record_launch<smla::SplitParams, smla::CombineParams>;
 
-BoundConfig bound_config(bool with_bf16, std::optional<std::int64_t> pdl = std::nullopt) {
+// `merge` under its name, or under `pdl` (DBs frozen before merge replaced it) when `legacy_pdl`.
+BoundConfig bound_config(bool with_bf16, std::optional<std::int64_t> merge = std::nullopt,
+                         bool legacy_pdl = false) {
   const BoundKernel fp8{fake_function(0x100), 128, 40000};
   const BoundKernel bf16{fake_function(0x200), 192, 50000};
   const BoundKernel combine{fake_function(0x300), 128, 0};
@@ -74,7 +76,7 @@ BoundConfig bound_config(bool with_bf16, std::optional<std::int64_t> pdl = std::
         if (name == "block_t") return 16;
         if (name == "block_h") return 16;
         if (name == "target_ctas") return 128;
-        if (name == "pdl") return pdl;
+        if (name == (legacy_pdl ? "pdl" : "merge")) return merge;
         return std::nullopt;
       });
 }
@@ -101,6 +103,22 @@ TEST_CASE("split plan: hand-computed cases") {
   CHECK_FALSE(one.runs_combine());
   // 32 local heads, BLOCK_H 16: two head groups halve the splits asked.
   check_plan(split_plan({8, 32, 2048}, {32, 16, 512}), {2, 32, 32, 64});
+  // The cluster merge (merge 2) asks for at most 8 splits, a cluster of them, and no combine.
+  const SplitPlan cluster = split_plan({1, 16, 2048}, {16, 16, 512, 2});
+  check_plan(cluster, {1, 8, 8, 256});
+  CHECK(cluster.merges_in_cluster());
+  CHECK(cluster.cluster_x() == 8u);
+  CHECK_FALSE(cluster.runs_combine());
+  // 10 tiles, 7 asked (under the cap): 5 splits own a tile, a cluster of 5.
+  const SplitPlan five = split_plan({1, 16, 160}, {16, 16, 7, 2});
+  check_plan(five, {1, 7, 5, 32});
+  CHECK(five.cluster_x() == 5u);
+  // One split: nothing to merge, an ordinary launch.
+  const SplitPlan single = split_plan({512, 16, 2048}, {16, 16, 512, 2});
+  CHECK_FALSE(single.merges_in_cluster());
+  CHECK(single.cluster_x() == 1u);
+  CHECK(workspace_layout({512, 16, 2048}, single).bytes == 0);
+  CHECK(workspace_layout({1, 16, 2048}, cluster).bytes == 0);
 }
 
 TEST_CASE("split plan and the tuner's geometry agree with an independent loop") {
@@ -226,17 +244,55 @@ TEST_CASE("serve launch: split then combine with the frozen block sizes and the 
   CHECK(bytes == 8u * 16 * 16 * 512 * 4 + 8u * 16 * 16 * 4);
 }
 
-TEST_CASE("serve launch: pdl 1 makes the combine a programmatic dependent of the split") {
-  for (const std::int64_t pdl : {0, 1}) {
-    recorded.clear();
-    const BoundConfig config = bound_config(true, pdl);
-    const auto args = good_args();
-    REQUIRE(deploy_family().launch(config, kShape, 8, &args, nullptr, record).status ==
-            ServeStatus::ok);
-    REQUIRE(recorded.size() == 2);
-    CHECK(recorded[0].order == LaunchOrder::stream);  // the split waits for its inputs' writers
-    CHECK(recorded[1].order == (pdl == 1 ? LaunchOrder::programmatic : LaunchOrder::stream));
+TEST_CASE("serve launch: merge 1 (or pdl 1) makes the combine a programmatic dependent") {
+  for (const bool legacy : {false, true}) {
+    for (const std::int64_t merge : {0, 1}) {
+      CAPTURE(legacy);
+      CAPTURE(merge);
+      recorded.clear();
+      const BoundConfig config = bound_config(true, merge, legacy);
+      const auto args = good_args();
+      REQUIRE(deploy_family().launch(config, kShape, 8, &args, nullptr, record).status ==
+              ServeStatus::ok);
+      REQUIRE(recorded.size() == 2);
+      CHECK(recorded[0].order == LaunchOrder::stream);  // the split waits for its inputs' writers
+      CHECK(recorded[0].cluster_x == 1);
+      CHECK(recorded[1].order == (merge == 1 ? LaunchOrder::programmatic : LaunchOrder::stream));
+    }
   }
+}
+
+TEST_CASE("serve launch: merge 2 launches the splits as clusters, no combine, no workspace") {
+  recorded.clear();
+  const BoundConfig config = bound_config(true, 2);
+  auto args = good_args();
+  args.workspace = 0;
+  args.workspace_bytes = 0;
+  std::size_t bytes = 1;
+  REQUIRE(deploy_family().workspace_bytes(config, kShape, 8, &bytes).status == ServeStatus::ok);
+  CHECK(bytes == 0);
+  REQUIRE(deploy_family().launch(config, kShape, 8, &args, nullptr, record).status ==
+          ServeStatus::ok);
+  REQUIRE(recorded.size() == 1);
+  // TARGET 128 at batch 8 asks for 16 splits; a cluster holds at most 8: 8 splits of 16 tiles.
+  CHECK(recorded[0].grid[0] == 8);
+  CHECK(recorded[0].grid[2] == 8);
+  CHECK(recorded[0].cluster_x == 8);
+  CHECK(recorded[0].order == LaunchOrder::stream);
+  smla::SplitParams split;
+  std::memcpy(&split, recorded[0].params.data(), sizeof split);
+  CHECK(split.cluster_merge == 1);
+  CHECK(split.num_splits == 8);
+  CHECK(split.tokens_per_split == 256);
+  // Batch 128: one split, no cluster, the bf16 output written directly.
+  recorded.clear();
+  REQUIRE(deploy_family().launch(config, kShape, 128, &args, nullptr, record).status ==
+          ServeStatus::ok);
+  REQUIRE(recorded.size() == 1);
+  CHECK(recorded[0].grid[0] == 1);
+  CHECK(recorded[0].cluster_x == 1);
+  std::memcpy(&split, recorded[0].params.data(), sizeof split);
+  CHECK(split.cluster_merge == 0);
 }
 
 TEST_CASE("serve launch refusals enqueue nothing and say why") {
@@ -292,79 +348,4 @@ TEST_CASE("a record built from the declared fields by name reads back as serve_a
   CHECK(args.workspace == test::declared_address(family, "workspace"));
   CHECK(args.workspace_bytes == test::declared_address(family, "workspace_bytes"));
   CHECK(args.softmax_scale == test::declared_float(family, "softmax_scale"));
-}
-
-namespace {
-
-// The serving launch of `config` at `batch`, bound from the launch facts `tuner freeze` writes
-// (frozen_launches), recorded; then the tuner's geometry and packing for the same launch.
-void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch) {
-  smla_family::Shape shape;
-  shape.kv_format = kv;
-  shape.batch = batch;
-  const std::vector<FrozenLaunch> facts =
-      family().frozen_launches(to_config(config), {canonical_shape(shape)});
-  REQUIRE(facts.size() == 2);  // this format's split, then combine
-  const BoundKernel split{fake_function(0x100), static_cast<unsigned>(facts[0].block_threads),
-                          static_cast<unsigned>(facts[0].dynamic_smem)};
-  const BoundKernel combine{fake_function(0x300), static_cast<unsigned>(facts[1].block_threads),
-                            static_cast<unsigned>(facts[1].dynamic_smem)};
-  const Config values = config_from_json(facts[0].launch_params_json);
-  const BoundConfig bound = deploy_family().bind(
-      [&](std::string_view role) -> const BoundKernel* {
-        return role == split_role(kv) ? &split : role == kCombineRole ? &combine : nullptr;
-      },
-      [&](std::string_view name) -> std::optional<std::int64_t> { return values.at(name); });
-  const tunedb_sparse_mla_decode_args args{0x1000, 0x2000,     0x3000,     0x4000,
-                                           0x5000, 0x10000000, 1ull << 32, 0.0625f};
-  recorded.clear();
-  const std::string text = canonical_shape(shape).canonical();
-  REQUIRE(deploy_family().launch(bound, text, batch, &args, nullptr, record).status ==
-          ServeStatus::ok);
-  const LaunchGeometry geometry = launch_geometry(config, shape);
-  const DecodeDims dims{batch, shape.n_local_heads(), shape.topk};
-  const SplitPlan plan = split_plan(dims, {config.block_t, config.block_h, config.target_ctas});
-  REQUIRE(recorded.size() == (geometry.runs_combine() ? 2u : 1u));
-  for (int d = 0; d < 3; ++d) CHECK(recorded[0].grid[d] == geometry.split_grid[d]);
-  CHECK(recorded[0].block == geometry.split_threads);
-  CHECK(recorded[0].smem == geometry.split_smem_bytes);
-  const DecodeBuffers buffers = place_partials({0x1000, 0x2000, 0x3000, 0x4000, 0x5000}, 0x10000000,
-                                               workspace_layout(dims, plan));
-  const smla::SplitParams want = pack_split(buffers, dims, plan, 0.0625f);
-  CHECK(std::memcmp(recorded[0].params.data(), &want, sizeof want) == 0);
-  if (!geometry.runs_combine()) return;
-  for (int d = 0; d < 3; ++d) CHECK(recorded[1].grid[d] == geometry.combine_grid[d]);
-  CHECK(recorded[1].block == geometry.combine_threads);
-  CHECK(recorded[1].smem == 0);  // launch.cpp launches combine without dynamic shared memory
-  const smla::CombineParams combined = pack_combine(buffers, dims, plan);
-  CHECK(std::memcmp(recorded[1].params.data(), &combined, sizeof combined) == 0);
-}
-
-}  // namespace
-
-TEST_CASE("the serving launch from frozen launch facts is the tuner's launch, partials included") {
-  int cases = 0;
-  for (const KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
-    for (const int block_t : {16, 64}) {
-      for (const int num_warps : {4, 8}) {
-        for (const int producers : {0, 2}) {
-          for (const int target : {128, 1024}) {
-            for (const int batch : {1, 7, 64, 512}) {
-              KernelConfig config;
-              config.block_t = block_t;
-              config.num_warps = num_warps;
-              config.producers = producers;
-              config.mma_path = producers > 0 ? 1 : 0;
-              config.target_ctas = target;
-              CAPTURE(describe(to_config(config)));
-              CAPTURE(batch);
-              check_serving_is_tuners(config, kv, batch);
-              ++cases;
-            }
-          }
-        }
-      }
-    }
-  }
-  CHECK(cases == 2 * 2 * 2 * 2 * 2 * 4);
 }

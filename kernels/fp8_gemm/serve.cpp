@@ -99,12 +99,12 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
   void* gemm_args[] = {&gemm_params};
   const Grid grid = gemm_grid(planned.dims, planned.params);
   CUresult result = launch_kernel(gemm.function, grid.x, grid.y, grid.z, gemm.block_threads,
-                                  gemm.dynamic_smem, stream, gemm_args, LaunchOrder::stream);
+                                  gemm.dynamic_smem, stream, gemm_args, LaunchOrder::stream, 1);
   if (result == CUDA_SUCCESS && split_k > 1) {
     fp8gemm::ReduceParams reduce_params = pack_reduce(buffers, planned.dims, split_k);
     void* reduce_args[] = {&reduce_params};
     result = launch_kernel(reduce.function, reduce_blocks(planned.dims), 1, 1, reduce.block_threads,
-                           reduce.dynamic_smem, stream, reduce_args, LaunchOrder::stream);
+                           reduce.dynamic_smem, stream, reduce_args, LaunchOrder::stream, 1);
   }
   if (result != CUDA_SUCCESS) return {ServeStatus::launch_failed, "cuLaunchKernel failed", result};
   return {};

@@ -23,8 +23,10 @@ SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params) {
   // Rounded down, so that the grid never exceeds TARGET_CTAS (unless one split already does): a
   // config tuned at one batch keeps its number of waves at the smaller batches the bucket rule
   // hands it (rounded up, the batch-32 winner made 140 CTAs on 132 SMs at batch 28: BENCHMARKS §9).
+  plan.cluster = params.merge == smla::kMergeCluster;
   plan.requested_splits =
-      std::clamp(params.target_ctas / (dims.batch * plan.head_groups), 1, tiles);
+      std::clamp(params.target_ctas / (dims.batch * plan.head_groups), 1,
+                 plan.cluster ? std::min(tiles, smla::kMaxClusterSplits) : tiles);
   const int tiles_per_split = ceil_div(tiles, plan.requested_splits);
   plan.num_splits = ceil_div(tiles, tiles_per_split);
   plan.tokens_per_split = tiles_per_split * params.block_t;
@@ -60,6 +62,7 @@ smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dim
   split.num_splits = plan.num_splits;
   split.tokens_per_split = plan.tokens_per_split;
   split.scale_log2 = softmax_scale * kLog2e;
+  split.cluster_merge = plan.merges_in_cluster() ? 1 : 0;
   return split;
 }
 

@@ -23,22 +23,30 @@ struct GeometryParams {
   int block_t = 16;
   int block_h = 16;
   int target_ctas = 512;
+  int merge = 0;  // smla::Merge (layout.h); the cluster merge caps the splits at a cluster's size
 };
 
 // head_groups = ceil(local_heads / BLOCK_H); requested = clamp(floor(TARGET_CTAS / (batch x
-// head_groups)), 1, tiles) with tiles = ceil(topk / BLOCK_T); each split owns
-// ceil(tiles / requested) whole tiles, and splits that would own none are not launched.
+// head_groups)), 1, tiles) with tiles = ceil(topk / BLOCK_T), and at most smla::kMaxClusterSplits
+// with the cluster merge; each split owns ceil(tiles / requested) whole tiles, and splits that
+// would own none are not launched.
 struct SplitPlan {
   int head_groups = 0;
   int requested_splits = 0;
   int num_splits = 0;        // <= requested_splits
   int tokens_per_split = 0;  // a multiple of BLOCK_T
-  bool runs_combine() const { return num_splits > 1; }
+  bool cluster = false;      // merge 2: the splits of a (head group, batch item) are one cluster
+  bool merges_in_cluster() const { return cluster && num_splits > 1; }
+  bool runs_combine() const { return num_splits > 1 && !cluster; }
+  // The split grid's cluster size along x (1: an ordinary launch).
+  unsigned cluster_x() const {
+    return merges_in_cluster() ? static_cast<unsigned>(num_splits) : 1u;
+  }
 };
 SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params);
 
 // The caller's device buffers, as addresses. `partial_out` / `partial_lse` are the split partials
-// (the workspace); unused when the plan has one split.
+// (the workspace); unused when the plan runs no combine kernel.
 struct DecodeBuffers {
   std::uint64_t q = 0;        // [batch][local_heads][576] bf16
   std::uint64_t kv = 0;       // [tokens][row bytes]
@@ -66,7 +74,7 @@ int combine_dim_chunks(int num_splits);
 std::array<unsigned, 3> combine_grid(const DecodeDims& dims, const SplitPlan& plan);
 
 // Workspace layout: partial_out (fp32 [batch][heads][splits][512]) at offset 0, then partial_lse
-// (fp32 [batch][heads][splits]) at the next 256-byte boundary. 0 when the plan has one split.
+// (fp32 [batch][heads][splits]) at the next 256-byte boundary. 0 when the plan runs no combine.
 struct WorkspaceLayout {
   std::size_t partial_lse_offset = 0;
   std::size_t bytes = 0;

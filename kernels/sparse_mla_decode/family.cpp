@@ -123,7 +123,7 @@ std::vector<FrozenLaunch> frozen_launches(const Config& config,
   const KernelConfig kernel = from_config(config);
   const std::string params = "{\"block_h\":" + std::to_string(kernel.block_h) +
                              ",\"block_t\":" + std::to_string(kernel.block_t) +
-                             ",\"pdl\":" + std::to_string(kernel.pdl) +
+                             ",\"merge\":" + std::to_string(kernel.merge) +
                              ",\"target_ctas\":" + std::to_string(kernel.target_ctas) + "}";
   std::vector<FrozenLaunch> launches;
   for (const KvFormat format : formats) {

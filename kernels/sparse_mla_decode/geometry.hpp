@@ -8,7 +8,7 @@ namespace tuner::smla_family {
 
 struct LaunchGeometry {
   SplitPlan plan;                      // deploy.hpp's: the serving launcher runs the same function
-  unsigned split_grid[3] = {0, 0, 0};  // (num_splits, head_groups, batch)
+  unsigned split_grid[3] = {0, 0, 0};  // (num_splits, head_groups, batch); plan.cluster_x() along x
   unsigned split_threads = 0;
   unsigned split_smem_bytes = 0;
   unsigned combine_grid[3] = {0, 0, 0};  // (n_local_heads, batch, dim chunks); unused with 1 split

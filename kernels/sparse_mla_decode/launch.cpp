@@ -1,9 +1,11 @@
 #include "kernels/sparse_mla_decode/launch.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/device_pointer.hpp"
 #include "kernels/sparse_mla_decode/deploy.hpp"
+#include "templates/sparse_mla_decode/layout.h"
 #include "templates/sparse_mla_decode/params.h"
 
 namespace tuner::smla_family {
@@ -29,8 +31,13 @@ DecodeKernels load_decode_kernels(const CompileResult& compiled, const KernelCon
   kernels.combine = kernels.module->function(compiled.lowered_names.at(combine_kernel_name()));
   Shape any_shape;
   any_shape.kv_format = kv_format;
-  const LaunchGeometry geometry = launch_geometry(config, any_shape);
-  cuda::set_max_dynamic_smem(kernels.split, static_cast<int>(geometry.split_smem_bytes), context);
+  // The module may serve every launch-time variant of its compile key: the cluster merge's
+  // exchange can need more shared memory than the split's layout (layout.h, split_smem_bytes).
+  KernelConfig clustered = config;
+  clustered.merge = smla::kMergeCluster;
+  const unsigned smem = std::max(launch_geometry(config, any_shape).split_smem_bytes,
+                                 launch_geometry(clustered, any_shape).split_smem_bytes);
+  cuda::set_max_dynamic_smem(kernels.split, static_cast<int>(smem), context);
   return kernels;
 }
 
@@ -51,7 +58,7 @@ void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
   cuda::launch(kernels.split,
                {geometry.split_grid[0], geometry.split_grid[1], geometry.split_grid[2]},
                {geometry.split_threads, 1, 1}, geometry.split_smem_bytes, stream, split_args,
-               context_of(kernels) + " split");
+               context_of(kernels) + " split", LaunchOrder::stream, plan.cluster_x());
   if (!geometry.runs_combine()) return;
   smla::CombineParams combine = pack_combine(buffers, dims, plan);
   void* combine_args[] = {&combine};
@@ -59,7 +66,8 @@ void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
                {geometry.combine_grid[0], geometry.combine_grid[1], geometry.combine_grid[2]},
                {geometry.combine_threads, 1, 1}, 0, stream, combine_args,
                context_of(kernels) + " combine",
-               kernels.config.pdl != 0 ? LaunchOrder::programmatic : LaunchOrder::stream);
+               kernels.config.merge == smla::kMergeCombinePdl ? LaunchOrder::programmatic
+                                                              : LaunchOrder::stream);
 }
 
 void launch_reference(const UtilityKernels& utility, const DeviceProblem& problem, int index_set,

@@ -10,7 +10,7 @@ StaticBudget static_budget(const KernelConfig& config, KvFormat kv_format) {
       smla::smem_layout(config.block_t, config.block_h, config.num_warps, config.num_stages, format,
                         config.mma_path, config.producers);
   return StaticBudget{
-      static_cast<int>(layout.total_bytes),
+      static_cast<int>(smla::split_smem_bytes(layout, config.block_h, config.merge)),
       smla::estimated_registers(config.block_t, config.block_h, config.num_warps, config.num_stages,
                                 format, config.mma_path),
       (config.num_warps + config.producers) * 32,

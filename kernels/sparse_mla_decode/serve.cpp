@@ -5,6 +5,7 @@
 #include "core/serve_shape.hpp"
 #include "kernels/sparse_mla_decode/serve_args.h"
 #include "kernels/sparse_mla_decode/space.hpp"
+#include "templates/sparse_mla_decode/layout.h"
 
 namespace tuner::smla_family {
 
@@ -17,7 +18,7 @@ constexpr int kCombine = 2;
 constexpr int kBlockT = 0;
 constexpr int kBlockH = 1;
 constexpr int kTargetCtas = 2;
-constexpr int kPdl = 3;
+constexpr int kMerge = 3;
 
 constexpr int kMaxGridY = 65535;  // grid.y and grid.z limits of cuLaunchKernel
 
@@ -46,9 +47,10 @@ Planned plan_launch(const BoundConfig& config, std::string_view shape_text, int 
   }
   planned.shape = *shape;
   planned.dims = {batch, shape->local_heads, shape->topk};
-  planned.plan = split_plan(planned.dims, {static_cast<int>(config.values[kBlockT]),
-                                           static_cast<int>(config.values[kBlockH]),
-                                           static_cast<int>(config.values[kTargetCtas])});
+  planned.plan = split_plan(
+      planned.dims,
+      {static_cast<int>(config.values[kBlockT]), static_cast<int>(config.values[kBlockH]),
+       static_cast<int>(config.values[kTargetCtas]), static_cast<int>(config.values[kMerge])});
   return planned;
 }
 
@@ -57,8 +59,11 @@ BoundConfig bind(const KernelByRole& kernel, const ValueByName& value) {
                                     kCombineRole};
   constexpr const char* names[] = {"block_t", "block_h", "target_ctas"};
   BoundConfig bound = bind_roles_and_values(kFamilyName, roles, names, kernel, value);
-  // pdl may be 0, and DBs frozen before it existed lack it: their combine is stream-ordered.
-  bound.values[kPdl] = value("pdl").value_or(0) != 0 ? 1 : 0;
+  // DBs frozen before `merge` name it `pdl` (the same values 0 and 1), and those frozen before pdl
+  // lack both: their combine is stream-ordered.
+  std::optional<std::int64_t> merge = value("merge");
+  if (!merge) merge = value("pdl");
+  bound.values[kMerge] = merge.value_or(smla::kMergeCombine);
   return bound;
 }
 
@@ -101,10 +106,11 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
   smla::SplitParams split_params =
       pack_split(buffers, planned.dims, planned.plan, given.softmax_scale);
   void* split_args[] = {&split_params};
-  CUresult result = launch_kernel(split.function, static_cast<unsigned>(planned.plan.num_splits),
-                                  static_cast<unsigned>(planned.plan.head_groups),
-                                  static_cast<unsigned>(batch), split.block_threads,
-                                  split.dynamic_smem, stream, split_args, LaunchOrder::stream);
+  CUresult result =
+      launch_kernel(split.function, static_cast<unsigned>(planned.plan.num_splits),
+                    static_cast<unsigned>(planned.plan.head_groups), static_cast<unsigned>(batch),
+                    split.block_threads, split.dynamic_smem, stream, split_args,
+                    LaunchOrder::stream, planned.plan.cluster_x());
   if (result == CUDA_SUCCESS && planned.plan.runs_combine()) {
     smla::CombineParams combine_params = pack_combine(buffers, planned.dims, planned.plan);
     void* combine_args[] = {&combine_params};
@@ -112,7 +118,9 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
     result =
         launch_kernel(combine.function, grid[0], grid[1], grid[2], combine.block_threads,
                       combine.dynamic_smem, stream, combine_args,
-                      config.values[kPdl] != 0 ? LaunchOrder::programmatic : LaunchOrder::stream);
+                      config.values[kMerge] == smla::kMergeCombinePdl ? LaunchOrder::programmatic
+                                                                      : LaunchOrder::stream,
+                      1);
   }
   if (result != CUDA_SUCCESS) return {ServeStatus::launch_failed, "cuLaunchKernel failed", result};
   return {};

@@ -20,13 +20,14 @@ struct KernelConfig {
   int kv_unpack = 0;      // smla::KvUnpack: e4m3 -> f16 by cvt (0), bits (1), bits for V only (2)
   int ctas_per_sm = 1;    // the launch bound's minimum of resident CTAs (registers follow)
   int target_ctas = 512;  // launch-only: drives the split count
-  int pdl = 0;            // launch-only: 1 launches the combine as a programmatic dependent
+  int merge = 0;          // launch-only smla::Merge: combine kernel (0), the same as a programmatic
+                  // dependent (1, was `pdl`), the splits as a cluster merging in shared memory (2)
   bool operator==(const KernelConfig& other) const = default;
 };
 
 // BLOCK_T {16,32,64}, BLOCK_H {16,32,64}, NUM_WARPS {2,4,8}, NUM_STAGES {1,2,3,4,6,8},
 // MMA_PATH {0,1,2}, PRODUCERS {0,1,2}, KV_UNPACK {0,1,2}, CTAS_PER_SM {1,2,3},
-// TARGET_CTAS {128,256,512,1024} and PDL {0,1} (launch-only).
+// TARGET_CTAS {128,256,512,1024} and MERGE {0,1,2} (launch-only).
 const std::vector<Parameter>& parameter_space();
 
 // The seeds' baseline: BLOCK_T 16, BLOCK_H 16, 4 warps, 2 stages, mma_path 0 (dequantize through
@@ -34,7 +35,7 @@ const std::vector<Parameter>& parameter_space();
 KernelConfig default_config();
 
 // Configs stored before mma_path/producers/kv_unpack/ctas_per_sm existed read as 0/0/0/1: the
-// kernel they measured.
+// kernel they measured; one stored with `pdl` (before `merge` replaced it) reads merge = pdl.
 KernelConfig from_config(const Config& config);
 Config to_config(const KernelConfig& config);
 

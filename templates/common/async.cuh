@@ -79,6 +79,11 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* shared_dst, const void
       : "memory");
 }
 
+// Ends a barrier's life before its shared memory is used for anything else (PTX requires it).
+__device__ __forceinline__ void mbarrier_inval(unsigned long long* barrier) {
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(smem_address(barrier)) : "memory");
+}
+
 // Barrier over a subset of the block's warps (the consumer warps): id 0 is __syncthreads'.
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");

@@ -163,6 +163,40 @@ SMLA_HD constexpr SmemLayout smem_layout(int block_t, int block_h, int num_warps
   return layout;
 }
 
+// How the splits' outputs are merged (the launch-time `merge` parameter):
+//  kMergeCombine:    a combine kernel (combine.cuh) reads the fp32 partials from global memory.
+//  kMergeCombinePdl: the same kernel launched as a programmatic dependent of the split.
+//  kMergeCluster:    the splits of one (head group, batch item) run as one thread-block cluster
+//                    and merge through distributed shared memory (cluster_merge.cuh); no partials
+//                    in global memory, no combine launch; at most kMaxClusterSplits splits.
+enum Merge : int { kMergeCombine = 0, kMergeCombinePdl = 1, kMergeCluster = 2 };
+constexpr int kMaxClusterSplits = 8;  // the portable cluster size
+
+// kMergeCluster's exchange, at offset 0 once the token loop is done (every region of the split
+// layout is dead by then): this CTA's normalised partial output [block_h][512] fp32 and lse
+// [block_h], which the other CTAs of the cluster read, then the merge weights
+// [kMaxClusterSplits][block_h] that only this CTA reads.
+struct ExchangeLayout {
+  unsigned partial_offset;
+  unsigned lse_offset;
+  unsigned weights_offset;
+  unsigned total_bytes;
+};
+SMLA_HD constexpr ExchangeLayout exchange_layout(int block_h) {
+  ExchangeLayout layout{};
+  layout.partial_offset = 0;
+  layout.lse_offset = unsigned(block_h) * kLatentDim * 4u;
+  layout.weights_offset = align_up(layout.lse_offset + unsigned(block_h) * 4u, 16);
+  layout.total_bytes = layout.weights_offset + unsigned(kMaxClusterSplits * block_h) * 4u;
+  return layout;
+}
+
+// The split kernel's dynamic shared memory: its layout, or the exchange where that is larger.
+SMLA_HD constexpr unsigned split_smem_bytes(const SmemLayout& layout, int block_h, int merge) {
+  const unsigned exchange = exchange_layout(block_h).total_bytes;
+  return merge == kMergeCluster && exchange > layout.total_bytes ? exchange : layout.total_bytes;
+}
+
 // Registers per thread the host expects before compiling: the fp32 output accumulator
 // (block_h x 512 spread over the warps' lanes), the token ids each thread holds for the next tile's
 // copies, and a fixed part for fragments, addresses and the softmax, calibrated against ptxas on

@@ -18,6 +18,8 @@ struct SplitParams {
   int num_splits;
   int tokens_per_split;  // a multiple of BLOCK_T
   float scale_log2;      // softmax_scale * log2(e)
+  int cluster_merge;     // 1: launched as clusters of num_splits CTAs that merge in shared memory
+                         // (cluster_merge.cuh; pipelined kernels only); partials unused
 };
 
 struct CombineParams {

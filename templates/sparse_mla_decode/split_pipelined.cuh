@@ -6,6 +6,7 @@
 // empty per stage), so consumers never wait on a block-wide barrier in the token loop: one
 // consumer-only barrier per tile publishes the scores. Without producer warps the consumers issue
 // 16-byte cp.async copies themselves (two block barriers per tile).
+#include "sparse_mla_decode/cluster_merge.cuh"
 #include "sparse_mla_decode/pipelined_pv.cuh"
 #include "sparse_mla_decode/split.cuh"
 
@@ -110,15 +111,16 @@ __device__ __forceinline__ int output_dim(int first_dim, int n, int j) {
   return first_dim + n * 8 + 2 * c + j % 2;
 }
 
-// value_scale undoes the bitwise unpack's 2^-8 on V (1 otherwise).
-template <int BLOCK_H, int NUM_WARPS, int KV_FORMAT>
-__device__ __forceinline__ void write_output(const smla::SplitParams& p,
-                                             Accumulator<BLOCK_H, NUM_WARPS>& acc, int batch_item,
-                                             int first_head, int split, float value_scale) {
+// Calls pair(row, dim, lo, hi) for each two adjacent output dims this thread holds and lse(row,
+// value) once per row, normalised, for the rows below the local heads; value_scale undoes the
+// bitwise unpack's 2^-8 on V (1 otherwise).
+template <int BLOCK_H, int NUM_WARPS, int KV_FORMAT, typename Pair, typename Lse>
+__device__ __forceinline__ void for_each_output(Accumulator<BLOCK_H, NUM_WARPS>& acc,
+                                                int heads_left, float value_scale, Pair&& pair,
+                                                Lse&& lse) {
   using Acc = Accumulator<BLOCK_H, NUM_WARPS>;
   const int lane = threadIdx.x % 32;
   const int first_dim = (threadIdx.x / 32) * (smla::kLatentDim / NUM_WARPS);
-  const bool single_split = p.num_splits == 1;
 #pragma unroll
   for (int m = 0; m < Acc::kMTiles; ++m) {
 #pragma unroll
@@ -126,10 +128,9 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
       float sum = acc.row_sum[m][half];
       sum += __shfl_xor_sync(0xffffffffu, sum, 1);
       sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      const int head = first_head + m * 16 + lane / 4 + half * 8;
-      if (head >= p.n_local_heads) continue;
+      const int row = m * 16 + lane / 4 + half * 8;
+      if (row >= heads_left) continue;
       const float inv_sum = sum > 0.f ? value_scale / sum : 0.f;
-      const long long bh = static_cast<long long>(batch_item) * p.n_local_heads + head;
       // Two adjacent dims per store (8-byte partials, 4-byte bf16 pairs): n-tiles n, n + 1 of one
       // element on fp8 caches, elements j, j + 1 of one n-tile on bf16 (see output_dim).
       constexpr bool kPairTiles = KV_FORMAT == smla::kFp8DsMla;
@@ -137,30 +138,57 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
       for (int n = 0; n < Acc::kNTiles; n += kPairTiles ? 2 : 1) {
 #pragma unroll
         for (int j = half * 2; j < half * 2 + 2; j += kPairTiles ? 1 : 2) {
-          const int dim = output_dim<KV_FORMAT>(first_dim, n, j);
-          const float lo = acc.value[m][n][j] * inv_sum;
-          const float hi = (kPairTiles ? acc.value[m][n + 1][j] : acc.value[m][n][j + 1]) * inv_sum;
-          if (single_split) {
-            *reinterpret_cast<unsigned*>(p.out + bh * smla::kLatentDim + dim) =
-                ptx::pack_bf16x2(lo, hi);
-          } else {
-            *reinterpret_cast<float2*>(p.partial_out +
-                                       (bh * p.num_splits + split) * smla::kLatentDim + dim) =
-                make_float2(lo, hi);
-          }
+          const float hi = kPairTiles ? acc.value[m][n + 1][j] : acc.value[m][n][j + 1];
+          pair(row, output_dim<KV_FORMAT>(first_dim, n, j), acc.value[m][n][j] * inv_sum,
+               hi * inv_sum);
         }
       }
       if (threadIdx.x < 32 && lane % 4 == 0) {
-        const float lse =
-            sum > 0.f ? (acc.row_max[m][half] + log2f(sum)) * 0.69314718055994531f : ptx::neg_inf();
-        if (single_split) {
-          p.lse[bh] = lse;
-        } else {
-          p.partial_lse[bh * p.num_splits + split] = lse;
-        }
+        lse(row, sum > 0.f ? (acc.row_max[m][half] + log2f(sum)) * 0.69314718055994531f
+                           : ptx::neg_inf());
       }
     }
   }
+}
+
+// bf16 output + lse for one split; otherwise fp32 partials, for the combine kernel in global
+// memory or, in a cluster launch, into this CTA's exchange (cluster_merge.cuh). One code path with
+// generic pointers: a second copy of the loop for the exchange cost sm_120 registers and spills.
+template <int BLOCK_H, int NUM_WARPS, int KV_FORMAT>
+__device__ __forceinline__ void write_output(const smla::SplitParams& p,
+                                             Accumulator<BLOCK_H, NUM_WARPS>& acc,
+                                             unsigned char* smem, int batch_item, int first_head,
+                                             int split, float value_scale) {
+  constexpr smla::ExchangeLayout kExchange = smla::exchange_layout(BLOCK_H);
+  const long long first_bh = static_cast<long long>(batch_item) * p.n_local_heads + first_head;
+  const bool single_split = p.num_splits == 1;
+  float* partial = p.partial_out + (first_bh * p.num_splits + split) * smla::kLatentDim;
+  long long partial_row = static_cast<long long>(p.num_splits) * smla::kLatentDim;
+  float* lse_out = p.partial_lse + first_bh * p.num_splits + split;
+  int lse_row = p.num_splits;
+  if (p.cluster_merge) {
+    partial = reinterpret_cast<float*>(smem + kExchange.partial_offset);
+    partial_row = smla::kLatentDim;
+    lse_out = reinterpret_cast<float*>(smem + kExchange.lse_offset);
+    lse_row = 1;
+  }
+  for_each_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
+      acc, p.n_local_heads - first_head, value_scale,
+      [&](int row, int dim, float lo, float hi) {
+        if (single_split) {
+          *reinterpret_cast<unsigned*>(p.out + (first_bh + row) * smla::kLatentDim + dim) =
+              ptx::pack_bf16x2(lo, hi);
+        } else {
+          *reinterpret_cast<float2*>(partial + row * partial_row + dim) = make_float2(lo, hi);
+        }
+      },
+      [&](int row, float value) {
+        if (single_split) {
+          p.lse[first_bh + row] = value;
+        } else {
+          lse_out[row * lse_row] = value;
+        }
+      });
 }
 
 }  // namespace smla_pipe
@@ -303,6 +331,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     if (threadIdx.x >= kConsumerThreads) {
       smla_pipe::produce<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS>(p, layout, smem,
                                                                                range);
+      if (p.cluster_merge) smla_cluster::cluster_producer_exit();
       return;
     }
   }
@@ -347,12 +376,23 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
       if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&empty[stage]);
     }
   }
-  // A combine launched as a programmatic dependent (pdl 1) may be scheduled once every CTA of this
-  // grid got here (or exited), so its launch overlaps the grid's last output writes; it waits for
-  // this grid's completion before reading the partials. At the kernel's start instead, the waiting
-  // combine CTAs cost 1-2.6 us at batches 8-64 (BENCHMARKS.md section 7, fourth session).
-  ptx::launch_dependents();
-  smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
-      p, acc, batch_item, first_head, split,
-      smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f);
+  const float value_scale = smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f;
+  if (p.cluster_merge) {
+    constexpr bool kExchangeOverBarriers =
+        PRODUCERS > 0 && smla::exchange_layout(BLOCK_H).total_bytes > layout.barrier_offset;
+    smla_cluster::free_for_exchange<kConsumerThreads>(full, 2 * NUM_STAGES, kExchangeOverBarriers);
+  } else {
+    // A combine launched as a programmatic dependent (merge 1) may be scheduled once every CTA of
+    // this grid got here (or exited), so its launch overlaps the grid's last output writes; it
+    // waits for this grid's completion before reading the partials. At the kernel's start instead,
+    // the waiting combine CTAs cost 1-2.6 us at batches 8-64 (BENCHMARKS.md section 7, 4th
+    // session).
+    ptx::launch_dependents();
+  }
+  smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, batch_item, first_head,
+                                                         split, value_scale);
+  if (p.cluster_merge) {
+    smla_cluster::merge_in_cluster<BLOCK_H, kConsumerThreads>(smem, p.out, p.lse, p.n_local_heads,
+                                                              p.num_splits, batch_item, first_head);
+  }
 }

@@ -1,8 +1,8 @@
 #pragma once
 // A LaunchKernelFn (core/deploy_family.hpp) that records instead of launching, so that a family's
 // serving launch runs on a machine without a driver: each launch's function, grid, block size,
-// dynamic shared memory, launch order and the bytes of its one parameter block (the first launch's
-// is a `First`, later ones a `Rest`).
+// dynamic shared memory, launch order, cluster size along x and the bytes of its one parameter
+// block (the first launch's is a `First`, later ones a `Rest`).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -17,6 +17,7 @@ struct RecordedLaunch {
   unsigned block;
   unsigned smem;
   LaunchOrder order;
+  unsigned cluster_x;
   std::vector<unsigned char> params;
 };
 
@@ -24,10 +25,12 @@ inline std::vector<RecordedLaunch> recorded;
 
 template <typename First, typename Rest>
 CUresult record_launch(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsigned block,
-                       unsigned smem, CUstream, void** params, LaunchOrder order) {
+                       unsigned smem, CUstream, void** params, LaunchOrder order,
+                       unsigned cluster_x) {
   const auto* bytes = static_cast<const unsigned char*>(params[0]);
   const std::size_t size = recorded.empty() ? sizeof(First) : sizeof(Rest);
-  recorded.push_back({function, {gx, gy, gz}, block, smem, order, {bytes, bytes + size}});
+  recorded.push_back(
+      {function, {gx, gy, gz}, block, smem, order, cluster_x, {bytes, bytes + size}});
   return CUDA_SUCCESS;
 }
 

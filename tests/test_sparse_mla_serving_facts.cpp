@@ -1,0 +1,107 @@
+// The sparse MLA decode family's serving launch bound from the launch facts `tuner freeze` writes
+// (frozen_launches), recorded through a LaunchKernelFn that stands in for cuLaunchKernel, against
+// the tuner's own geometry and packing (launch.cpp's path), for every merge value.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "kernels/sparse_mla_decode/deploy.hpp"
+#include "kernels/sparse_mla_decode/family.hpp"
+#include "kernels/sparse_mla_decode/geometry.hpp"
+#include "kernels/sparse_mla_decode/serve.hpp"
+#include "kernels/sparse_mla_decode/serve_args.h"
+#include "tests/support/recorded_launches.hpp"
+
+using namespace tuner;
+using namespace tuner::smla_family;
+
+namespace {
+
+using test::fake_function;
+using test::recorded;
+constexpr LaunchKernelFn record = &test::record_launch<smla::SplitParams, smla::CombineParams>;
+
+// The serving launch of `config` at `batch`, bound from the launch facts `tuner freeze` writes
+// (frozen_launches), recorded; then the tuner's geometry and packing for the same launch.
+void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch) {
+  smla_family::Shape shape;
+  shape.kv_format = kv;
+  shape.batch = batch;
+  const std::vector<FrozenLaunch> facts =
+      family().frozen_launches(to_config(config), {canonical_shape(shape)});
+  REQUIRE(facts.size() == 2);  // this format's split, then combine
+  const BoundKernel split{fake_function(0x100), static_cast<unsigned>(facts[0].block_threads),
+                          static_cast<unsigned>(facts[0].dynamic_smem)};
+  const BoundKernel combine{fake_function(0x300), static_cast<unsigned>(facts[1].block_threads),
+                            static_cast<unsigned>(facts[1].dynamic_smem)};
+  const Config values = config_from_json(facts[0].launch_params_json);
+  const BoundConfig bound = deploy_family().bind(
+      [&](std::string_view role) -> const BoundKernel* {
+        return role == split_role(kv) ? &split : role == kCombineRole ? &combine : nullptr;
+      },
+      [&](std::string_view name) -> std::optional<std::int64_t> { return values.at(name); });
+  const tunedb_sparse_mla_decode_args args{0x1000, 0x2000,     0x3000,     0x4000,
+                                           0x5000, 0x10000000, 1ull << 32, 0.0625f};
+  recorded.clear();
+  const std::string text = canonical_shape(shape).canonical();
+  REQUIRE(deploy_family().launch(bound, text, batch, &args, nullptr, record).status ==
+          ServeStatus::ok);
+  const LaunchGeometry geometry = launch_geometry(config, shape);
+  const DecodeDims dims{batch, shape.n_local_heads(), shape.topk};
+  const SplitPlan plan =
+      split_plan(dims, {config.block_t, config.block_h, config.target_ctas, config.merge});
+  REQUIRE(recorded.size() == (geometry.runs_combine() ? 2u : 1u));
+  for (int d = 0; d < 3; ++d) CHECK(recorded[0].grid[d] == geometry.split_grid[d]);
+  CHECK(recorded[0].cluster_x == geometry.plan.cluster_x());
+  CHECK(recorded[0].cluster_x ==
+        (config.merge == 2 && plan.num_splits > 1 ? static_cast<unsigned>(plan.num_splits) : 1u));
+  CHECK(recorded[0].block == geometry.split_threads);
+  CHECK(recorded[0].smem == geometry.split_smem_bytes);
+  const DecodeBuffers buffers = place_partials({0x1000, 0x2000, 0x3000, 0x4000, 0x5000}, 0x10000000,
+                                               workspace_layout(dims, plan));
+  const smla::SplitParams want = pack_split(buffers, dims, plan, 0.0625f);
+  CHECK(std::memcmp(recorded[0].params.data(), &want, sizeof want) == 0);
+  if (!geometry.runs_combine()) return;
+  for (int d = 0; d < 3; ++d) CHECK(recorded[1].grid[d] == geometry.combine_grid[d]);
+  CHECK(recorded[1].block == geometry.combine_threads);
+  CHECK(recorded[1].smem == 0);  // launch.cpp launches combine without dynamic shared memory
+  CHECK(recorded[1].order == (config.merge == 1 ? LaunchOrder::programmatic : LaunchOrder::stream));
+  const smla::CombineParams combined = pack_combine(buffers, dims, plan);
+  CHECK(std::memcmp(recorded[1].params.data(), &combined, sizeof combined) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("the serving launch from frozen launch facts is the tuner's launch, partials included") {
+  int cases = 0;
+  for (const KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
+    for (const int block_t : {16, 64}) {
+      for (const int num_warps : {4, 8}) {
+        for (const int producers : {0, 2}) {
+          for (const int target : {128, 1024}) {
+            for (const int batch : {1, 7, 64, 512}) {
+              for (const int merge : {0, 1, 2}) {
+                KernelConfig config;
+                config.block_t = block_t;
+                config.num_warps = num_warps;
+                config.producers = producers;
+                config.mma_path = producers > 0 ? 1 : 0;
+                config.target_ctas = target;
+                config.merge = merge;
+                CAPTURE(describe(to_config(config)));
+                CAPTURE(batch);
+                check_serving_is_tuners(config, kv, batch);
+                ++cases;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(cases == 2 * 2 * 2 * 2 * 2 * 4 * 3);
+}
