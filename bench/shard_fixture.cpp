@@ -30,12 +30,15 @@ namespace {
 const std::vector<int> kOldBatches{1, 2, 4, 8, 16, 32, 48, 64, 80, 96, 128};
 
 // The configs the shards measure: every config ("all"), or those the family's rules keep for the
-// default shape on sm_90 (a real sweep's candidates, before the budget and compile prunes).
+// default shape on sm_90, less its measured trims (a real sweep's candidates, before the budget
+// and compile prunes).
 std::vector<tuner::Config> candidates(const tuner::Family& family, const tuner::Shape& shape,
                                       bool all) {
   std::vector<tuner::Config> kept;
   for (const tuner::Config& config : tuner::cross_product(family.space())) {
-    if (all || (family.rules(config, shape).empty() && family.arch_rules(config, 90).empty())) {
+    const bool trimmed = family.trims != nullptr && !family.trims(config).empty();
+    if (all || (family.rules(config, shape).empty() && !trimmed &&
+                family.arch_rules(config, 90).empty())) {
       kept.push_back(config);
     }
   }

@@ -97,6 +97,10 @@ struct Family {
   Config (*default_config)() = nullptr;
   // The named rules: empty when the config can run the shape, else the first failing rule's reason.
   std::string (*rules)(const Config& config, const Shape& shape) = nullptr;
+  // The measured trims: configs that can run but that measurements put outside what the sweep
+  // times ("measured to lose: ..."; fate pruned_shape like the rules). Optional; `tuner bench
+  // --trimmed` plans without them, so that a trim can be measured again.
+  std::string (*trims)(const Config& config) = nullptr;
   // Rules that depend on the budget arch (instructions a path is for): empty, or why the arch does
   // not suit the config (fate pruned_budget). Optional.
   std::string (*arch_rules)(const Config& config, int arch_sm) = nullptr;

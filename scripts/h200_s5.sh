@@ -45,12 +45,11 @@ case "$part" in
     matrix fp8_ds_mla:1 260
     ;;
   race)
-    # The failing config itself (8 warps, CTAS_PER_SM 3) is trimmed from the plan, so bench cannot
-    # launch it: the nearest survivor (4 warps, 4 stages of 16 tokens), same gather and pdl path.
-    where='block_t=16,num_warps=4,num_stages=4,producers=2,target_ctas=1024,pdl=1'
+    # The failing config itself (8 warps, CTAS_PER_SM 3) is a measured trim: --trimmed plans it.
+    where='block_t=16,num_warps=8,producers=2,ctas_per_sm=3,target_ctas=1024,merge=1'
     for tool in racecheck synccheck; do
       timeout 200 compute-sanitizer --tool "$tool" --error-exitcode 9 build/tuner/tuner bench \
-        --kv bf16 --topk 600 --batches 64 --where "$where" --no-default --launches 1 \
+        --kv bf16 --topk 600 --batches 64 --where "$where" --trimmed --no-default --launches 1 \
         --l2 flush >"$logs/$tool.log" 2>&1
       echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|hazard' "$logs/$tool.log" | head -n 2 | tr '\n' ' ')"
     done

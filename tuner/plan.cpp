@@ -85,6 +85,9 @@ PlanRow judge_statically(const Config& config, const PlanRequest& request) {
   PlanRow row;
   row.config = config;
   row.reason = request.family->rules(config, request.shape);
+  if (row.reason.empty() && request.family->trims != nullptr && !request.keep_trimmed) {
+    row.reason = request.family->trims(config);
+  }
   if (!row.reason.empty()) {
     row.fate = Fate::pruned_shape;
     return row;

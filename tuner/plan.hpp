@@ -34,6 +34,7 @@ struct PlanRequest {
   Arch arch;                  // the limits budgets are checked against
   bool allow_spills = false;  // keep configs whose ptxas report shows spills
   bool audit = false;         // also compile what the budget pruned and judge the static model
+  bool keep_trimmed = false;  // leave the family's measured trims (Family::trims) out
   unsigned jobs = 0;          // compile threads; 0: all cores
   // A shard's slice (tuner/shard.hpp): configs whose compile key this rejects are left out of the
   // result. Empty: every config.

@@ -74,10 +74,10 @@ std::string describe_shape(const tuner::Shape& shape) {
 Config default_params() { return to_config(default_config()); }
 
 std::string rules(const Config& config, const tuner::Shape& shape) {
-  const KernelConfig kernel = from_config(config);
-  std::string reason = shape_mismatch(kernel, typed_shape(shape));
-  return reason.empty() ? measured_trim(kernel) : reason;
+  return shape_mismatch(from_config(config), typed_shape(shape));
 }
+
+std::string trims(const Config& config) { return measured_trim(from_config(config)); }
 
 std::string arch_rules(const Config& config, int arch_sm) {
   return arch_mismatch(from_config(config), arch_sm);
@@ -186,6 +186,7 @@ Family make_family() {
   f.space = &parameter_space;
   f.default_config = &default_params;
   f.rules = &rules;
+  f.trims = &trims;
   f.arch_rules = &arch_rules;
   f.budget = &budget;
   f.program = &program;

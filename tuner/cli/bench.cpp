@@ -31,6 +31,7 @@ struct BenchOptions {
   double memory_gib = 1.0;
   bool all = false;
   bool no_default = false;  // leave the default config out (a profiler sees one config's kernels)
+  bool trimmed = false;     // plan without the family's measured trims
   std::string where;        // "mma_path=1|2,producers=0": only survivors with these values
   int top = 1;              // the N fastest per batch
   std::string best_per;     // "mma_path,producers": the fastest of each value combination
@@ -103,13 +104,14 @@ std::string group_of(const Config& config, const std::string& names) {
 }
 
 std::vector<Config> candidates_for(const Problem& problem, const Arch& arch, bool all,
-                                   const std::string& where, bool with_default) {
+                                   const std::string& where, bool with_default, bool trimmed) {
   const Config default_config = problem.family->default_config();
   if (!all && where.empty()) return {default_config};
   PlanRequest request;
   request.family = problem.family;
   request.shape = problem.shape;
   request.arch = arch;
+  request.keep_trimmed = trimmed;
   std::vector<Config> configs;
   for (const PlanRow& row : plan(request, CubinCache(default_cache_dir())).rows) {
     if (row.fate == Fate::survivor && (where.empty() || selected(row.config, where))) {
@@ -205,8 +207,12 @@ int run_bench(const Args& args) {
       "'mma_path=1|2,producers=2'")(
       "no-default", po::bool_switch(&bench.no_default),
       "leave the default config out of --where / --all (e.g. so that a profiler sees only the "
-      "selected config's kernels)")("top", po::value(&bench.top)->default_value(bench.top),
-                                    "print the N fastest configs per batch")(
+      "selected config's kernels)")(
+      "trimmed", po::bool_switch(&bench.trimmed),
+      "also the configs the family's measured trims leave out of the sweep (`tuner plan` gives "
+      "them as 'measured to lose'), so that a trim can be measured again")(
+      "top", po::value(&bench.top)->default_value(bench.top),
+      "print the N fastest configs per batch")(
       "best-per", po::value(&bench.best_per),
       "also print the fastest config of each value combination of these parameters, e.g. "
       "'mma_path,producers' (one row per structural variant)")(
@@ -235,8 +241,9 @@ int run_bench(const Args& args) {
   const double copy_gbs = copy_bandwidth_gbs(std::size_t{1} << 30, stream);
   std::printf("device %s (sm_%d, %d SMs), device-to-device copy %.0f GB/s (read + write)\n",
               info.name.c_str(), info.arch_sm(), info.sm_count, copy_gbs);
-  const std::vector<Config> candidates = candidates_for(parsed, arch_from_device(0, nullptr),
-                                                        bench.all, bench.where, !bench.no_default);
+  const std::vector<Config> candidates =
+      candidates_for(parsed, arch_from_device(0, nullptr), bench.all, bench.where,
+                     !bench.no_default, bench.trimmed);
   DeviceSession session = parsed.family->open_device(DeviceSetup{
       parsed.shape, info.arch_sm(), default_cache_dir().string(), bench.memory_gib,
       l2_mode == L2Mode::sets ? info.l2_cache_bytes : 0, bench.measure.launches_per_graph});

@@ -1,0 +1,62 @@
+// The family's measured trims (Family::trims) in the plan: a trimmed config is pruned_shape with
+// its "measured to lose" reason, and PlanRequest::keep_trimmed (`tuner bench --trimmed`) plans it
+// like any other, here to a survivor sharing the compile of its untrimmed launch variants. One
+// compile key (the shard filter keeps the rest out), so one NVRTC compile.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/config.hpp"
+#include "kernels/sparse_mla_decode/family.hpp"
+#include "kernels/sparse_mla_decode/space.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tuner/plan.hpp"
+
+namespace {
+
+using tuner::smla_family::KernelConfig;
+
+// BLOCK_T 64, 8 consumer + 2 producer warps, 2 stages, f16 in registers: the sweep keeps merge 0
+// and 1 here and trims merge 2 (swept with 4 consumer warps only).
+KernelConfig kernel() {
+  KernelConfig config;
+  config.block_t = 64;
+  config.num_warps = 8;
+  config.num_stages = 2;
+  config.mma_path = 1;
+  config.producers = 2;
+  return config;
+}
+
+tuner::PlanResult plan(bool keep_trimmed, const tuner::CubinCache& cache) {
+  const tuner::Config one = tuner::smla_family::to_config(kernel());
+  const std::string key = tuner::compile_key(one, tuner::smla_family::parameter_space());
+  tuner::PlanRequest request;
+  request.family = &tuner::smla_family::family();
+  request.shape = tuner::smla_family::canonical_shape(tuner::smla_family::Shape{});
+  request.arch = tuner::arch_by_name("sm_90");
+  request.keep_trimmed = keep_trimmed;
+  request.keep = [key](std::string_view compile_key) { return compile_key == key; };
+  return tuner::plan(request, cache);
+}
+
+}  // namespace
+
+TEST_CASE("plan: measured trims are pruned_shape with their reason, and keep_trimmed plans them") {
+  const tuner::test::TempDir dir;
+  const tuner::CubinCache cache(dir.path());
+  for (const bool keep_trimmed : {false, true}) {
+    CAPTURE(keep_trimmed);
+    const tuner::PlanResult result = plan(keep_trimmed, cache);
+    REQUIRE(result.rows.size() == 12);  // 4 TARGET_CTAS x 3 merge
+    for (const tuner::PlanRow& row : result.rows) {
+      CAPTURE(tuner::describe(row.config));
+      if (row.config.at("merge") == 2 && !keep_trimmed) {
+        CHECK(row.fate == tuner::Fate::pruned_shape);
+        CHECK(row.reason.rfind("measured to lose: the cluster merge (merge 2)", 0) == 0);
+      } else {
+        CHECK(row.fate == tuner::Fate::survivor);
+      }
+    }
+  }
+}
