@@ -92,7 +92,10 @@ inline void check_launched(const tunedb::cuda::ServeResult& result) {
 inline std::string device_arch() { return "sm_" + std::to_string(cuda::device_info(0).arch_sm()); }
 
 // A store with hand-picked winners for this GPU's arch at batches 1, 8, 128 (timings are test
-// data, not measurements), frozen by the real `tuner freeze` (NVRTC compiles the cubins).
+// data, not measurements), frozen by the real `tuner freeze` (NVRTC compiles the cubins). The
+// batch-128 winner is the cluster merge (merge 2) on the pipelined kernel, so the launcher's
+// cluster launches run: clusters of 2 at 100 and 128, 4 at 64 and 8 at 13 (bucketed to 128),
+// one split (no cluster) above 128.
 inline std::filesystem::path make_frozen_db(const TempDir& dir) {
   const std::filesystem::path store_path = dir / "store.db";
   const std::string arch = device_arch();
@@ -105,7 +108,8 @@ inline std::filesystem::path make_frozen_db(const TempDir& dir) {
     const std::pair<int, std::string> winners[] = {
         {1, R"({"block_h":16,"block_t":32,"num_stages":2,"num_warps":4,"target_ctas":1024})"},
         {8, R"({"block_h":16,"block_t":64,"num_stages":2,"num_warps":4,"target_ctas":512})"},
-        {128, R"({"block_h":16,"block_t":64,"num_stages":2,"num_warps":8,"target_ctas":256})"}};
+        {128, R"({"block_h":16,"block_t":64,"merge":2,"mma_path":1,"num_stages":2,"num_warps":4,)"
+              R"("producers":2,"target_ctas":256})"}};
     for (const auto& [batch, params] : winners) {
       db::WinnerRecord w = db::fixture::fixture_problem_winner(arch, batch, params, 20.0, 25.0,
                                                                smla_family::source_hash(), run);
