@@ -184,8 +184,7 @@ Tally run_shape(const CompiledKeys& compiled, const Shape& shape, long long num_
     const std::vector<double> ref_lse(ref.lse.begin(), ref.lse.end());
     // merge 0 with the fewest CTAs, merge 1 with the most splits (every combine chunk count), merge
     // 2 on pipelined kernels at TARGET_CTAS 256 (clusters of 2-8, 5 at topk 600, none at topk 5).
-    const int launches = compiled.configs[i].mma_path != 0 ? 3 : 2;
-    for (int t = 0; t < launches; ++t) {
+    for (int t = 0; t < (compiled.configs[i].mma_path != 0 ? 3 : 2); ++t) {
       kernels.config.target_ctas = t < 2 ? kTargets[t] : 256;
       kernels.config.merge = t;
       const LaunchGeometry geometry = launch_geometry(kernels.config, shape);
