@@ -96,6 +96,7 @@ std::vector<std::string> by_closeness(const std::set<std::string>& eligible,
   }
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> order;
+  order.reserve(scored.size());
   for (const auto& [gap, params] : scored) order.push_back(params);
   return order;
 }

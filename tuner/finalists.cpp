@@ -9,6 +9,7 @@ namespace {
 
 std::vector<std::pair<double, std::string>> fastest_first(const std::map<std::string, double>& m) {
   std::vector<std::pair<double, std::string>> order;
+  order.reserve(m.size());
   for (const auto& [params, median] : m) order.emplace_back(median, params);
   std::sort(order.begin(), order.end());
   return order;

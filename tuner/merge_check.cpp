@@ -50,10 +50,14 @@ void check_sources(const SourceMap& sources) {
       list += *files.begin();
       if (files.size() > 1) list += " and " + std::to_string(files.size() - 1) + " more";
     }
-    throw InputError("tuner merge: the DBs hold " + family + " results of " +
-                     std::to_string(hashes.size()) + " different kernel sources:" + list +
-                     "\nmerge only DBs swept with one build of the templates (re-run the shards "
-                     "of the older build, or merge into a new OUT file)");
+    std::string message = "tuner merge: the DBs hold " + family + " results of ";
+    message += std::to_string(hashes.size());
+    message += " different kernel sources:";
+    message += list;
+    message +=
+        "\nmerge only DBs swept with one build of the templates (re-run the shards of the older "
+        "build, or merge into a new OUT file)";
+    throw InputError(message);
   }
 }
 
