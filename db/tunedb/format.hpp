@@ -5,8 +5,8 @@
 namespace tunedb {
 
 // PRAGMA user_version of a tuning store (runs, sources, problems, trials, winners). Version 2
-// keys problems and winners on (family, canonical shape text, batch); version 1 files (shape
-// columns n_heads, attn_tp, topk, kv_format, page_size) are refused with the fix (db/README.md).
+// keys problems and winners on (family, canonical shape text, batch); version 1 files (one
+// family's fixed shape columns) are refused with the fix (db/README.md).
 // Version 3 adds the fate skipped_by_search (the batch search) and the trials' per-launch
 // quantiles (launch_p10_us, launch_p90_us; timing protocol 2); a version 2 store is upgraded in
 // place by the first writing open (db/store/migrate.cpp).

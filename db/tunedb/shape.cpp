@@ -72,8 +72,8 @@ std::optional<std::string> make_shape(const std::map<std::string, std::string, s
 
 std::string old_schema_message(const std::string& path, long long version) {
   return path + " has schema version " + std::to_string(version) +
-         ", written before shapes were data (its winners are keyed on n_heads, attn_tp, topk, "
-         "kv_format, page_size); this build reads version 2 and does not convert it: re-run "
+         ", written before shapes were data (its winners are keyed on one family's fixed shape "
+         "columns); this build reads version 2 and does not convert it: re-run "
          "`tuner sweep --db NEW.db` (and `tuner freeze`) with this build, or read the file with "
          "the tuner that wrote it";
 }
