@@ -18,18 +18,11 @@ using tuner::smla_family::KernelConfig;
 
 // BLOCK_T 64, 8 consumer + 2 producer warps, 2 stages, f16 in registers: the sweep keeps merge 0
 // and 1 here and trims merge 2 (swept with 4 consumer warps only).
-KernelConfig kernel() {
-  KernelConfig config;
-  config.block_t = 64;
-  config.num_warps = 8;
-  config.num_stages = 2;
-  config.mma_path = 1;
-  config.producers = 2;
-  return config;
-}
+constexpr KernelConfig kKernel{
+    .block_t = 64, .num_warps = 8, .num_stages = 2, .mma_path = 1, .producers = 2};
 
 tuner::PlanResult plan(bool keep_trimmed, const tuner::CubinCache& cache) {
-  const tuner::Config one = tuner::smla_family::to_config(kernel());
+  const tuner::Config one = tuner::smla_family::to_config(kKernel);
   const std::string key = tuner::compile_key(one, tuner::smla_family::parameter_space());
   tuner::PlanRequest request;
   request.family = &tuner::smla_family::family();

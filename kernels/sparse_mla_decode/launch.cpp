@@ -1,6 +1,5 @@
 #include "kernels/sparse_mla_decode/launch.hpp"
 
-#include <algorithm>
 #include <cmath>
 
 #include "core/device_pointer.hpp"
@@ -32,12 +31,12 @@ DecodeKernels load_decode_kernels(const CompileResult& compiled, const KernelCon
   Shape any_shape;
   any_shape.kv_format = kv_format;
   // The module may serve every launch-time variant of its compile key: the cluster merge's
-  // exchange can need more shared memory than the split's layout (layout.h, split_smem_bytes).
+  // shared memory (layout.h's split_smem_bytes) is the most any of them asks for.
   KernelConfig clustered = config;
   clustered.merge = smla::kMergeCluster;
-  const unsigned smem = std::max(launch_geometry(config, any_shape).split_smem_bytes,
-                                 launch_geometry(clustered, any_shape).split_smem_bytes);
-  cuda::set_max_dynamic_smem(kernels.split, static_cast<int>(smem), context);
+  cuda::set_max_dynamic_smem(
+      kernels.split, static_cast<int>(launch_geometry(clustered, any_shape).split_smem_bytes),
+      context);
   return kernels;
 }
 
