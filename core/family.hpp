@@ -130,6 +130,11 @@ struct Family {
   // of its waves on a device of `sm_count` SMs, which the bucket rule must not hand the winner of
   // a larger batch (a grid one wave larger). Optional: without it 'waves' names no batch.
   std::vector<int> (*wave_edge_batches)(const Shape& shape, int sm_count, int max_batch) = nullptr;
+  // What the GPU runs for `config` at `batch`, as text: the compiled kernel and every launch fact
+  // (grids, block, shared memory, cluster, launch order). Configs with equal text at a batch are
+  // one launch (e.g. launch-time values that one split makes moot), which the batch search
+  // measures once. Optional: without it every config is its own launch.
+  std::string (*launch_identity)(const Config& config, const Shape& shape, int batch) = nullptr;
   // Tolerances the verification applies, in words (for reports and --help).
   std::string tolerance;
   // Export: the file name of one (shape, device) table and one entry of it (serving-stack format).

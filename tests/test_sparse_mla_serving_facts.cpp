@@ -15,15 +15,14 @@
 #include "kernels/sparse_mla_decode/serve.hpp"
 #include "kernels/sparse_mla_decode/serve_args.h"
 #include "tests/support/recorded_launches.hpp"
+#include "tests/support/serving_launches.hpp"
 
 using namespace tuner;
 using namespace tuner::smla_family;
 
 namespace {
 
-using test::fake_function;
 using test::recorded;
-constexpr LaunchKernelFn record = &test::record_launch<smla::SplitParams, smla::CombineParams>;
 
 // The serving launch of `config` at `batch`, bound from the launch facts `tuner freeze` writes
 // (frozen_launches), recorded; then the tuner's geometry and packing for the same launch.
@@ -31,25 +30,7 @@ void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch)
   smla_family::Shape shape;
   shape.kv_format = kv;
   shape.batch = batch;
-  const std::vector<FrozenLaunch> facts =
-      family().frozen_launches(to_config(config), {canonical_shape(shape)});
-  REQUIRE(facts.size() == 2);  // this format's split, then combine
-  const BoundKernel split{fake_function(0x100), static_cast<unsigned>(facts[0].block_threads),
-                          static_cast<unsigned>(facts[0].dynamic_smem)};
-  const BoundKernel combine{fake_function(0x300), static_cast<unsigned>(facts[1].block_threads),
-                            static_cast<unsigned>(facts[1].dynamic_smem)};
-  const Config values = config_from_json(facts[0].launch_params_json);
-  const BoundConfig bound = deploy_family().bind(
-      [&](std::string_view role) -> const BoundKernel* {
-        return role == split_role(kv) ? &split : role == kCombineRole ? &combine : nullptr;
-      },
-      [&](std::string_view name) -> std::optional<std::int64_t> { return values.at(name); });
-  const tunedb_sparse_mla_decode_args args{0x1000, 0x2000,     0x3000,     0x4000,
-                                           0x5000, 0x10000000, 1ull << 32, 0.0625f};
-  recorded.clear();
-  const std::string text = canonical_shape(shape).canonical();
-  REQUIRE(deploy_family().launch(bound, text, batch, &args, nullptr, record).status ==
-          ServeStatus::ok);
+  recorded = test::serving_launches(config, kv, batch);
   const LaunchGeometry geometry = launch_geometry(config, shape);
   const DecodeDims dims{batch, shape.n_local_heads(), shape.topk};
   const SplitPlan plan =

@@ -25,7 +25,9 @@
 //      batch's wave quantization rather than the anchors; at batch 48 on the H200 both anchors
 //      8 and 64 preferred other split counts, and the kept kernel's variant that was 2.2 %
 //      faster there had been skipped).
-//   4. What the sweep does with a pick (tuner/finalists.hpp): a short screen of each, then the
+//   4. Configs of a pick that are one launch at the batch are measured once
+//      (tuner/same_launch.hpp, in the sweep).
+//   5. What the sweep does with a pick (tuner/finalists.hpp): a short screen of each, then the
 //      full timing protocol for the finalists only; the winner rule compares full timings.
 //   Every config not measured at a batch gets the fate skipped_by_search with the rule that
 //   skipped it, so the fate table stays complete. --exhaustive measures (and verifies) every

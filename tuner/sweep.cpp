@@ -146,12 +146,32 @@ void SweepRun::run_search(const std::vector<Candidate>& candidates, Progress& pr
       request_.batches, params, to_json(request_.family->default_config()), request_.search,
       exhaustive,
       [&](int batch, const BatchPick& pick, bool verify) {
+        const SameLaunches same = exhaustive ? SameLaunches{pick.measure, {}, {}}
+                                             : same_launches(batch, pick.measure, by_params);
         std::vector<Candidate> chosen;
-        for (const std::string& p : pick.measure) chosen.push_back(*by_params.at(p));
-        return sweep_batch(batch, chosen, pick.skipped, verify, progress);
+        for (const std::string& p : same.measure) chosen.push_back(*by_params.at(p));
+        std::vector<SkippedConfig> skipped = pick.skipped;
+        skipped.insert(skipped.end(), same.skipped.begin(), same.skipped.end());
+        summary_.same_launch += static_cast<int>(same.skipped.size());
+        BatchOutcome outcome = sweep_batch(batch, chosen, skipped, verify, progress, same.copies);
+        copy_same_launches(same, outcome);
+        return outcome;
       },
       groups);
   summary_.search_s = run.search_s;
+}
+
+// The picked configs grouped by what the GPU runs at `batch` (tuner/same_launch.hpp); a family
+// without a launch identity measures every config.
+SameLaunches SweepRun::same_launches(
+    int batch, const std::vector<std::string>& picked,
+    const std::map<std::string, const Candidate*>& by_params) const {
+  const Family& family = *request_.family;
+  if (family.launch_identity == nullptr) return SameLaunches{picked, {}, {}};
+  return group_same_launches(
+      picked, to_json(family.default_config()), [&](const std::string& params) {
+        return family.launch_identity(by_params.at(params)->config, request_.shape, batch);
+      });
 }
 
 bool SweepRun::in_my_shard(int batch, const Candidate& candidate) const {

@@ -85,6 +85,7 @@ struct SweepSummary {
   int transients = 0;  // failed twice by timeout or out of memory: retried by the next sweep
   int wrong_results = 0;
   int skipped_by_search = 0;        // (config, batch) pairs recorded as skipped_by_search
+  int same_launch = 0;              // ... of them the same launch as a config measured there
   int screens = 0;                  // first passes that were screens (0 without the search)
   int screen_replays = 0;           // timed replays per screen (0: no screening)
   int full_timings = 0;             // full-protocol timings of finalists (rounds counted)

@@ -81,7 +81,8 @@ bool SweepRun::reuse_winner(int batch, std::size_t steps, SweepBatchSummary& bat
 
 BatchOutcome SweepRun::sweep_batch(int batch, const std::vector<Candidate>& candidates,
                                    const std::vector<SkippedConfig>& skipped, bool verify,
-                                   Progress& progress) {
+                                   Progress& progress,
+                                   const std::map<std::string, std::string>& copies) {
   SweepBatchSummary batch_summary;
   batch_summary.batch = batch;
   batch_summary.verified = verify;
@@ -120,7 +121,7 @@ BatchOutcome SweepRun::sweep_batch(int batch, const std::vector<Candidate>& cand
       choose_finalists(found.timings.median_us, default_params, screening_, at_anchor,
                        FinalistPolicy{request_.finalists, request_.final_rounds,
                                       request_.finalist_margin, FinalistPolicy{}.default_close});
-  add_also_timed(batch, found.timings.median_us, finalists, progress);
+  add_also_timed(batch, with_copies(found.timings.median_us, copies), finalists, progress);
   const std::map<std::string, Timing> final_timings = retime(batch, finalists);
   record_retimes(problem_id, final_timings, finalists);
   batch_summary.finalists = static_cast<int>(finalists.configs.size());

@@ -16,6 +16,7 @@
 #include "tuner/batch_search.hpp"
 #include "tuner/finalists.hpp"
 #include "tuner/measurer.hpp"
+#include "tuner/same_launch.hpp"
 #include "tuner/sweep.hpp"
 
 namespace tuner {
@@ -58,6 +59,8 @@ class SweepRun {
   nlohmann::json start_measurers();
   void measure_through_pool(const std::vector<Candidate>& candidates, Progress& progress);
   void run_search(const std::vector<Candidate>& candidates, Progress& progress);
+  SameLaunches same_launches(int batch, const std::vector<std::string>& picked,
+                             const std::map<std::string, const Candidate*>& by_params) const;
   bool in_my_shard(int batch, const Candidate& candidate) const;
   int count_items(const std::vector<Candidate>& candidates) const;
   void sweep_shard_batch(int batch, const std::vector<Candidate>& candidates, Progress& progress);
@@ -80,9 +83,12 @@ class SweepRun {
   BatchOutcome stored_outcome(std::int64_t problem_id, const std::vector<Candidate>& candidates);
   bool reuse_winner(int batch, std::size_t steps, SweepBatchSummary& batch_summary,
                     Progress& progress);
+  // `copies`: configs left unmeasured as the same launch as one measured here (--also-time may
+  // name them).
   BatchOutcome sweep_batch(int batch, const std::vector<Candidate>& candidates,
                            const std::vector<SkippedConfig>& skipped, bool verify,
-                           Progress& progress);
+                           Progress& progress,
+                           const std::map<std::string, std::string>& copies = {});
   void add_also_timed(int batch, const std::map<std::string, double>& screened,
                       Finalists& finalists, const Progress& progress) const;
   std::map<std::string, Timing> retime(int batch, const Finalists& finalists);

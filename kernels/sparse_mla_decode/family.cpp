@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "kernels/sparse_mla_decode/deploy.hpp"
+#include "kernels/sparse_mla_decode/geometry.hpp"
 #include "kernels/sparse_mla_decode/resources.hpp"
 #include "kernels/sparse_mla_decode/serve.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
@@ -155,6 +156,13 @@ std::string export_entry(const Config& config) {
   return json + "}";
 }
 
+// The compile key of the config as given (a value the space does not know, like the sweep's
+// injected test fault, is a kernel of its own) and the launch facts.
+std::string launch_identity(const Config& config, const tuner::Shape& shape, int batch) {
+  return compile_key(config, parameter_space()) + " " +
+         launch_facts_text(from_config(config), typed_shape(shape, batch));
+}
+
 // The one-split grid's wave edges for every BLOCK_H of the space (deploy.hpp).
 std::vector<int> wave_edges(const tuner::Shape& shape, int sm_count, int max_batch) {
   for (const Parameter& parameter : parameter_space()) {
@@ -200,6 +208,7 @@ Family make_family() {
   // batches take the bucket rule, which must not cross a wave edge.
   f.default_batches = "cudagraph,waves";
   f.wave_edge_batches = &wave_edges;
+  f.launch_identity = &launch_identity;
   f.default_max_batch = 512;
   f.export_name = &export_name;
   f.export_entry = &export_entry;

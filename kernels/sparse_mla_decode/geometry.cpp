@@ -1,9 +1,11 @@
 #include "kernels/sparse_mla_decode/geometry.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "kernels/sparse_mla_decode/deploy.hpp"
 #include "kernels/sparse_mla_decode/resources.hpp"
+#include "templates/sparse_mla_decode/layout.h"
 
 namespace tuner::smla_family {
 
@@ -23,6 +25,23 @@ LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape) {
   std::copy(combine.begin(), combine.end(), geometry.combine_grid);
   geometry.combine_threads = kCombineThreads;
   return geometry;
+}
+
+std::string launch_facts_text(const KernelConfig& config, const Shape& shape) {
+  const LaunchGeometry geometry = launch_geometry(config, shape);
+  const auto grid = [](const unsigned(&dims)[3]) {
+    return std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
+  };
+  std::string text = "split grid=" + grid(geometry.split_grid) +
+                     " block=" + std::to_string(geometry.split_threads) +
+                     " smem=" + std::to_string(geometry.split_smem_bytes) +
+                     " cluster_x=" + std::to_string(geometry.plan.cluster_x()) +
+                     " tokens/split=" + std::to_string(geometry.plan.tokens_per_split) +
+                     " cluster_merge=" + (geometry.plan.merges_in_cluster() ? "1" : "0");
+  if (!geometry.runs_combine()) return text + " combine=none";
+  return text + " combine grid=" + grid(geometry.combine_grid) +
+         " block=" + std::to_string(geometry.combine_threads) +
+         (config.merge == smla::kMergeCombinePdl ? " order=programmatic" : " order=stream");
 }
 
 }  // namespace tuner::smla_family

@@ -1,5 +1,7 @@
 #pragma once
 // Launch geometry: how many splits, how many tokens each, and the two grids.
+#include <string>
+
 #include "kernels/sparse_mla_decode/deploy.hpp"
 #include "kernels/sparse_mla_decode/shape.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
@@ -17,5 +19,12 @@ struct LaunchGeometry {
 };
 
 LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape);
+
+// Every launch fact launch_decode passes to the driver (both grids, the block, shared memory, the
+// cluster, the tokens per split, whether and how the combine runs), as text;
+// Family::launch_identity is the compile key and this. With one split, the merge values and the
+// TARGET_CTAS that give it are one launch; with several, merge 0 and 1 differ in launch order and
+// merge 2 in its cluster.
+std::string launch_facts_text(const KernelConfig& config, const Shape& shape);
 
 }  // namespace tuner::smla_family

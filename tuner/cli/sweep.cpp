@@ -52,8 +52,9 @@ void print_summary(const SweepSummary& summary) {
         summary.screens, summary.screen_replays, summary.full_timings);
   }
   std::printf(
-      "batch search: %d (config, batch) pairs skipped_by_search; anchors %s; verified at %s\n",
-      summary.skipped_by_search, batch_list(summary.anchors).c_str(),
+      "batch search: %d (config, batch) pairs skipped_by_search (%d of them the same launch as a "
+      "config measured there); anchors %s; verified at %s\n",
+      summary.skipped_by_search, summary.same_launch, batch_list(summary.anchors).c_str(),
       batch_list(summary.verify_batches).c_str());
   if (summary.sm_count > 0) {
     std::printf("wave edges (%d SMs): %s\n", summary.sm_count,
