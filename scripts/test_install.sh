@@ -61,7 +61,7 @@ for client in "$prefix"/include/tunedb/kernels/*/client.h; do
 done
 
 export LD_LIBRARY_PATH="$libdir"
-"$build/db/tunedb_make_fixture" "$tmp/fixture" >/dev/null
+"$build/tests/tunedb_make_fixture" "$tmp/fixture" >/dev/null
 "$tmp/examples/lookup_c" "$tmp/fixture/frozen.db" | grep -q "how=exact tuned_batch=8" ||
   fail "the installed lookup example gave the wrong answer"
 set +e
