@@ -61,9 +61,11 @@ for client in "$prefix"/include/tunedb/kernels/*/client.h; do
 done
 
 export LD_LIBRARY_PATH="$libdir"
-"$build/db/tunedb_make_fixture" "$tmp/fixture" >/dev/null
-"$tmp/examples/lookup_c" "$tmp/fixture/frozen.db" | grep -q "how=exact tuned_batch=8" ||
-  fail "the installed lookup example gave the wrong answer"
+"$build/tests/tunedb_make_fixture" "$tmp/fixture" >/dev/null
+# The fixture's family and shape (tests/support/fixture.hpp: kFamily, kShape).
+"$tmp/examples/lookup_c" "$tmp/fixture/frozen.db" sparse_mla_decode \
+  "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048" |
+  grep -q "how=exact tuned_batch=8" || fail "the installed lookup example gave the wrong answer"
 set +e
 "$tmp/examples/serve_c" "$tmp/fixture/frozen.db" >"$tmp/serve_c.log" 2>&1
 serve_rc=$?

@@ -16,12 +16,12 @@
 #include "core/cuda_driver.hpp"
 #include "core/nvrtc.hpp"
 #include "db/store/store.hpp"
-#include "db/tools/fixture.hpp"
 #include "deploy/launcher.hpp"
 #include "kernels/fp8_gemm/client.h"
 #include "kernels/fp8_gemm/family.hpp"
 #include "kernels/fp8_gemm/reference.hpp"
 #include "templates/fp8_gemm/params.h"
+#include "tests/support/fixture.hpp"
 #include "tests/support/run_freeze.hpp"
 #include "tests/support/temp_dir.hpp"
 

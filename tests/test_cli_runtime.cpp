@@ -10,11 +10,11 @@
 
 #include "db/sqlite/sqlite.hpp"
 #include "db/store/store.hpp"
-#include "db/tools/fixture.hpp"
 #include "db/tunedb/tunedb.hpp"
 #include "kernels/fp8_gemm/family.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "templates/sparse_mla_decode/layout.h"
+#include "tests/support/fixture.hpp"
 #include "tests/support/run_command.hpp"
 #include "tests/support/temp_dir.hpp"
 

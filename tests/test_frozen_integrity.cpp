@@ -1,6 +1,6 @@
 // Frozen-file integrity (issue 11): every tampering a deployment could meet is refused by
 // TuningDb::open (C++ and C) and by tunedb::verify with the same error, which names the file and
-// what is wrong; none of them hands out a winner or a cubin. Winners: db/tools/fixture.hpp.
+// what is wrong; none of them hands out a winner or a cubin. Winners: tests/support/fixture.hpp.
 #include <doctest/doctest.h>
 
 #include <exception>

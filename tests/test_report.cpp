@@ -12,7 +12,7 @@
 
 #include "core/error.hpp"
 #include "db/store/store.hpp"
-#include "db/tools/fixture.hpp"
+#include "tests/support/fixture.hpp"
 #include "tests/support/run_command.hpp"
 #include "tests/support/temp_dir.hpp"
 

@@ -1,15 +1,15 @@
 // tunedb::ShapeHandle and the C tunedb_shape: a shape resolved once, then batch -> config in O(1).
-// The expected answers come from the fixture's table (db/tools/fixture.hpp: sm_120 winners at
+// The expected answers come from the fixture's table (tests/support/fixture.hpp: sm_120 winners at
 // batches 1, 8, 32, 128), written out here by hand, not from the one-call lookup.
 #include <doctest/doctest.h>
 #include <string>
 
-#include "db/tools/fixture.hpp"
 #include "db/tunedb/cubin_elf.hpp"
 #include "db/tunedb/shape_handle.hpp"
 #include "db/tunedb/tunedb.h"
 #include "db/tunedb/tunedb.hpp"
 #include "tests/support/allocation_counter.hpp"
+#include "tests/support/fixture.hpp"
 #include "tests/support/frozen_fixture.hpp"
 
 using tuner::test::allocations;

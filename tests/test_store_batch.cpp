@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "db/store/store.hpp"
-#include "db/tools/fixture.hpp"
+#include "tests/support/fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/trial_rows.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "db/store/held_plan.hpp"
 #include "db/store/store.hpp"
-#include "db/tools/fixture.hpp"
+#include "tests/support/fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace tuner::db;

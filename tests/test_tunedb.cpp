@@ -1,5 +1,5 @@
 // tunedb (db/tunedb): freeze, verify, and the serving-side lookup through the C++ and C APIs, on
-// real SQLite files in a fresh temporary directory per case. Winners: db/tools/fixture.hpp.
+// real SQLite files in a fresh temporary directory per case. Winners: tests/support/fixture.hpp.
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
@@ -17,7 +17,6 @@
 
 #include "db/sqlite/sqlite.hpp"
 #include "db/store/store.hpp"
-#include "db/tools/fixture.hpp"
 #include "db/tunedb/cubin_elf.hpp"
 #include "db/tunedb/freeze.hpp"
 #include "db/tunedb/params.hpp"
@@ -25,6 +24,7 @@
 #include "db/tunedb/tunedb.h"
 #include "db/tunedb/tunedb.hpp"
 #include "tests/support/allocation_counter.hpp"
+#include "tests/support/fixture.hpp"
 #include "tests/support/frozen_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 

@@ -2,7 +2,8 @@
 """tunedb's Python module (ctypes over libtunedb.so) on a real frozen DB.
 
 Needs TUNEDB_LIBRARY (path of libtunedb.so) and TUNEDB_MAKE_FIXTURE (path of tunedb_make_fixture,
-which writes the store and frozen DB of db/tools/fixture.hpp); CTest sets both (db/CMakeLists.txt).
+which writes the store and frozen DB of tests/support/fixture.hpp); CTest sets both
+(db/CMakeLists.txt).
 """
 
 import ctypes

@@ -6,8 +6,8 @@
 #ifndef TUNEDB_H
 #define TUNEDB_H
 
-/* This header must stay plain C (db/tools/c_example.c is built as C99), so it keeps the C headers
- * and typedefs that clang-tidy's C++ checks would replace. */
+/* This header must stay plain C (examples/serve/lookup.c is built as C99), so it keeps the C
+ * headers and typedefs that clang-tidy's C++ checks would replace. */
 #include <stddef.h> /* NOLINT(modernize-deprecated-headers) */
 #include <stdint.h> /* NOLINT(modernize-deprecated-headers) */
 

@@ -1,8 +1,9 @@
 // libFuzzer target (clang, ASan + UBSan): every input is written to a file and opened the ways a
 // deployment opens a tuning file: TuningDb::open + lookups, the C API, and verify. The only
 // acceptable failures are tunedb's own errors; open and verify must agree on every frozen file.
-// Seeds: the fixture's store.db and frozen.db (tunedb_make_fixture). Built by tests/CMakeLists.txt
-// when clang and libFuzzer are present; the CTest smoke run is fuzz_tunedb_smoke.
+// Seeds: the fixture's store.db and frozen.db (tunedb_make_fixture, tests/support/make_fixture.cpp;
+// CTest writes them to build/tests/test_fixture). Built by tests/CMakeLists.txt when clang and
+// libFuzzer are present; the CTest smoke run is fuzz_tunedb_smoke.
 #include <unistd.h>
 
 #include <cstdint>

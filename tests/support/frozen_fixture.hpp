@@ -1,5 +1,5 @@
 #pragma once
-// A tuning store with the fixture winners (db/tools/fixture.hpp) and its sm_120 winners frozen
+// A tuning store with the fixture winners (tests/support/fixture.hpp) and its sm_120 winners frozen
 // with stand-in cubins from `provider`, in a fresh temporary directory; file helpers for tests
 // that damage copies of it.
 #include <filesystem>
@@ -8,8 +8,8 @@
 #include <string>
 
 #include "db/store/store.hpp"
-#include "db/tools/fixture.hpp"
 #include "db/tunedb/freeze.hpp"
+#include "tests/support/fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace tuner::test {

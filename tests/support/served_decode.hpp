@@ -16,7 +16,6 @@
 #include "core/cuda_driver.hpp"
 #include "core/measure.hpp"
 #include "db/store/store.hpp"
-#include "db/tools/fixture.hpp"
 #include "deploy/launcher.hpp"
 #include "kernels/sparse_mla_decode/client.h"
 #include "kernels/sparse_mla_decode/device_inputs.hpp"
@@ -25,6 +24,7 @@
 #include "kernels/sparse_mla_decode/space.hpp"
 #include "kernels/sparse_mla_decode/timing_sets.hpp"
 #include "kernels/sparse_mla_decode/verify.hpp"
+#include "tests/support/fixture.hpp"
 #include "tests/support/run_freeze.hpp"
 #include "tests/support/temp_dir.hpp"
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "db/store/records.hpp"
-#include "db/tools/fixture.hpp"
+#include "tests/support/fixture.hpp"
 
 namespace tuner::test {
 

@@ -1,13 +1,14 @@
-// tunedb_make_fixture OUT_DIR: writes OUT_DIR/store.db (the winners of db/tools/fixture.hpp) and
-// OUT_DIR/frozen.db (its sm_120 winners, frozen with small marked cubin images).
+// tunedb_make_fixture OUT_DIR: writes OUT_DIR/store.db (the winners of tests/support/fixture.hpp)
+// and OUT_DIR/frozen.db (its sm_120 winners, frozen with small marked cubin images). Test data: it
+// lives in tests/ because it names a kernel family, which db/ must not.
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <string>
 
-#include "db/tools/fixture.hpp"
 #include "db/tunedb/cubin_elf.hpp"
 #include "db/tunedb/freeze.hpp"
+#include "tests/support/fixture.hpp"
 
 namespace {
 

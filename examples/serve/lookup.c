@@ -1,5 +1,7 @@
-/* tunedb_c_example FROZEN_DB: looks up the fixture shape at a few batch sizes through the C API
- * (one-call lookups, then a shape resolved once and looked up by batch) and prints what it found.
+/* tunedb_c_example FROZEN_DB FAMILY SHAPE: looks up FAMILY's SHAPE (its canonical shape text, as
+ * `tuner query` prints it) for sm_120 at a few batch sizes through the C API (one-call lookups,
+ * then the shape resolved once and looked up by batch) and prints what it found. The family and
+ * shape are arguments: libtunedb knows no kernel family, and neither does its example.
  * Compiled as C99: proves db/tunedb/tunedb.h is plain C. */
 #include <stdio.h>
 
@@ -8,11 +10,18 @@
 int main(int argc, char** argv) {
   tunedb_handle* db = NULL;
   const int batches[] = {1, 8, 16, 512};
+  const char* family = NULL;
+  const char* shape_text = NULL;
   size_t i = 0;
-  if (argc != 2) {
-    fprintf(stderr, "usage: tunedb_c_example FROZEN_DB\n");
+  if (argc != 4) {
+    fprintf(stderr,
+            "usage: tunedb_c_example FROZEN_DB FAMILY SHAPE\n"
+            "  SHAPE: the family's canonical shape text, e.g. 'heads=16,topk=2048' (the text "
+            "`tuner query` prints)\n");
     return 2;
   }
+  family = argv[2];
+  shape_text = argv[3];
   if (tunedb_open(argv[1], &db) != TUNEDB_OK) {
     fprintf(stderr, "tunedb_c_example: error: %s\n", tunedb_last_error());
     return 1;
@@ -20,10 +29,7 @@ int main(int argc, char** argv) {
   for (i = 0; i < sizeof batches / sizeof batches[0]; ++i) {
     tunedb_result result;
     size_t p = 0;
-    /* The family's canonical shape text (64 heads / TP 4 = 16 local heads). */
-    if (tunedb_lookup(db, "sparse_mla_decode", "sm_120",
-                      "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048", batches[i],
-                      &result) != TUNEDB_OK) {
+    if (tunedb_lookup(db, family, "sm_120", shape_text, batches[i], &result) != TUNEDB_OK) {
       fprintf(stderr, "tunedb_c_example: error: %s\n", tunedb_last_error());
       tunedb_close(db);
       return 1;
@@ -40,9 +46,7 @@ int main(int argc, char** argv) {
   {
     tunedb_shape* shape = NULL;
     tunedb_result result;
-    if (tunedb_shape_open(db, "sparse_mla_decode", "sm_120",
-                          "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048",
-                          &shape) != TUNEDB_OK ||
+    if (tunedb_shape_open(db, family, "sm_120", shape_text, &shape) != TUNEDB_OK ||
         tunedb_shape_lookup(shape, 512, &result) != TUNEDB_OK) {
       fprintf(stderr, "tunedb_c_example: error: %s\n", tunedb_last_error());
       tunedb_shape_close(shape);
