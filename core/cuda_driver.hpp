@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cluster_capacity.hpp"
 #include "core/launch_order.hpp"
 
 namespace tuner::cuda {
@@ -83,6 +84,11 @@ int function_attribute(CUfunction function, CUfunction_attribute attribute,
                        const std::string& context);
 int max_active_blocks_per_sm(CUfunction function, int threads, std::size_t dynamic_smem,
                              const std::string& context);
+// Clusters of each size 2..8 (along x) of `function` resident at once with this block and dynamic
+// shared memory; a size the device or kernel cannot launch (before sm_90, or over its limits)
+// stays 0, "not known". Size 1 stays 0 too: an ordinary launch needs no cap.
+ClusterCapacity cluster_capacity(CUfunction function, unsigned threads,
+                                 unsigned dynamic_smem) noexcept;
 
 class DeviceBuffer {
  public:

@@ -27,6 +27,7 @@ struct DriverApi {
   PFN_cuFuncSetAttribute_v9000 func_set_attribute = nullptr;
   PFN_cuFuncGetAttribute_v2020 func_get_attribute = nullptr;
   PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 occupancy_max_active_blocks = nullptr;
+  PFN_cuOccupancyMaxActiveClusters_v11070 occupancy_max_active_clusters = nullptr;
   PFN_cuMemAlloc_v3020 mem_alloc = nullptr;
   PFN_cuMemFree_v3020 mem_free = nullptr;
   PFN_cuMemcpyHtoD_v3020 memcpy_htod = nullptr;

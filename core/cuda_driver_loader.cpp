@@ -127,6 +127,7 @@ void resolve_the_rest(EntryPointResolver& resolver, DriverApi& api) {
   resolver.resolve(api.func_set_attribute, "cuFuncSetAttribute");
   resolver.resolve(api.func_get_attribute, "cuFuncGetAttribute");
   resolver.resolve(api.occupancy_max_active_blocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  resolver.resolve(api.occupancy_max_active_clusters, "cuOccupancyMaxActiveClusters");
   resolver.resolve(api.mem_alloc, "cuMemAlloc");
   resolver.resolve(api.mem_free, "cuMemFree");
   resolver.resolve(api.memcpy_htod, "cuMemcpyHtoD");

@@ -71,4 +71,30 @@ int max_active_blocks_per_sm(CUfunction function, int threads, std::size_t dynam
   return blocks;
 }
 
+ClusterCapacity cluster_capacity(CUfunction function, unsigned threads,
+                                 unsigned dynamic_smem) noexcept {
+  ClusterCapacity capacity;
+  for (int size = 2; size <= ClusterCapacity::kMaxSize; ++size) {
+    CUlaunchAttribute cluster{};
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = static_cast<unsigned>(size);
+    cluster.value.clusterDim.y = 1;
+    cluster.value.clusterDim.z = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = static_cast<unsigned>(size);  // a multiple of the cluster; the count ignores it
+    config.gridDimY = 1;
+    config.gridDimZ = 1;
+    config.blockDimX = threads;
+    config.blockDimY = 1;
+    config.blockDimZ = 1;
+    config.sharedMemBytes = dynamic_smem;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    int clusters = 0;
+    if (api().occupancy_max_active_clusters(&clusters, function, &config) == CUDA_SUCCESS)
+      capacity.clusters[size] = clusters;
+  }
+  return capacity;
+}
+
 }  // namespace tuner::cuda

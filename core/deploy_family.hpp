@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/cluster_capacity.hpp"
 #include "core/launch_order.hpp"
 
 namespace tuner {
@@ -24,6 +25,7 @@ struct BoundKernel {
   CUfunction function = nullptr;
   unsigned block_threads = 0;
   unsigned dynamic_smem = 0;
+  ClusterCapacity clusters;  // on the launcher's device, with this block and smem (none: no cap)
 };
 
 // A frozen config bound for launching: the kernels by the family's role slots, and the config

@@ -48,9 +48,10 @@ Slot load_slot(const Cubin& cubin) {
       tuner::cuda::set_max_dynamic_smem(function, launch.max_dynamic_smem,
                                         what + " role " + std::string(launch.role));
     }
-    kernels.push_back({launch.role,
-                       {function, static_cast<unsigned>(launch.block_threads),
-                        static_cast<unsigned>(launch.dynamic_smem)}});
+    const auto threads = static_cast<unsigned>(launch.block_threads);
+    const auto smem = static_cast<unsigned>(launch.dynamic_smem);
+    kernels.push_back(
+        {launch.role, {function, threads, smem, tuner::cuda::cluster_capacity(function, threads, smem)}});
   }
   slot.family = deploy_family_by_name(cubin.family);
   if (slot.family == nullptr || kernels.empty()) {

@@ -10,9 +10,9 @@
 #   c  the reference sweep: sm_120-budget sweep (fp8) and a bf16 sweep into the main DB, `tuner
 #      report` of it (docs/reference-sweep), then the 32- and 64-head correctness matrices with
 #      the time left
-# Usage: scripts/h200_s7.sh a|b|c   (carry .devcarry; a short table is printed last; logs in $OUT)
+# Usage: scripts/h200_s7.sh a|b|c|d   (carry .devcarry; a short table is printed last; logs in $OUT)
 set -u
-part=${1:?usage: scripts/h200_s7.sh a|b|c}
+part=${1:?usage: scripts/h200_s7.sh a|b|c|d}
 source scripts/device_env.sh >/dev/null
 source scripts/device_build_link.sh >/dev/null
 out=${OUT:-/tmp/tuner-out}
@@ -76,6 +76,37 @@ case "$part" in
         "$logs/ncu_b64_merge$merge.log" | head -n 14
     done
     ;;
+  d)
+    # The cluster merge's splits within the device's clusters (split rule 3) and merge 2 swept on
+    # every 4 + 2 warp kernel: the default sweep, the GPU tests, both oracles, and racecheck on
+    # one kernel with merge 1 (the control: no exchange) and merge 2 at batch 4 (32 CTAs), with
+    # the SASS at the offsets racecheck names.
+    bash scripts/h200_issue12_s4.sh build main >"$logs/main.txt" 2>&1
+    cp "$WORK"/cold.log "$WORK"/warm.log "$logs/" 2>/dev/null
+    gpu_test gpu_cuda_driver 60
+    gpu_test gpu_tunedb_cuda 90
+    gpu_test gpu_sweep 150
+    timeout 200 bash scripts/h200_issue12_s4.sh build bucket >"$logs/bucket.txt" 2>&1
+    echo "bucket rc=$?"
+    l=$(left); [ "$l" -gt 100 ] && timeout $((l - 60)) bash scripts/h200_issue12_s4.sh build search \
+      >"$logs/search.txt" 2>&1
+    echo "search rc=$?"
+    for merge in 1 2; do
+      XDG_CACHE_HOME=$WORK/race_cache timeout 40 compute-sanitizer --tool racecheck $tuner bench \
+        --kv fp8_ds_mla --batches 4 --where "${where_b64/target_ctas=256/target_ctas=128},merge=$merge" \
+        --no-default --launches 1 --l2 flush >"$logs/racecheck_m$merge.log" 2>&1
+      echo "racecheck merge $merge rc=$? $(grep -E 'RACECHECK SUMMARY' "$logs/racecheck_m$merge.log")"
+    done
+    kernel=sparse_mla_decode_split_pipelinedILi64ELi16ELi4ELi2ELi0ELi1ELi2ELi0ELi1E
+    grep -rl "$kernel" "$WORK/race_cache" | head -n 1 | xargs -r cuobjdump -sass |
+      awk -v k="$kernel" '/Function :/ {on = index($0, k) > 0} on' >"$logs/race_sass.txt"
+    for off in $(grep -oE '\+0x[0-9a-f]+' "$logs/racecheck_m2.log" | sort -u | head -n 12); do
+      grep -m1 -E "/\*0*${off#+0x}\*/" "$logs/race_sass.txt" | sed "s/^ */$off /" | cut -c1-110
+    done
+    tail -n 6 "$logs/bucket.txt" | cut -c1-220
+    tail -n 4 "$logs/search.txt" 2>/dev/null | cut -c1-220
+    cut -c1-220 "$logs/main.txt" | tail -n 9
+    ;;
   c)
     [ -f "$WORK/tuned.db" ] || bash scripts/h200_issue12_s4.sh build main >"$logs/main.txt" 2>&1
     timeout 200 $tuner sweep --db "$WORK/tuned.db" --cache-dir "$WORK/cache" --budget-arch sm_120 \
@@ -90,7 +121,7 @@ case "$part" in
     l=$(left); [ "$l" -gt 60 ] && matrix fp8_ds_mla:2 $((l / 2))
     l=$(left); [ "$l" -gt 40 ] && matrix bf16:2 "$l"
     ;;
-  *) echo "unknown part '$part': use a, b or c" >&2; exit 2 ;;
+  *) echo "unknown part '$part': use a, b, c or d" >&2; exit 2 ;;
 esac
 cp "$WORK"/summary.txt "$logs/" 2>/dev/null
 tar -C "$out" -czf "$out/s7_$part.tgz" "s7_$part" && rm -rf "$logs"

@@ -14,6 +14,7 @@
 #include "core/nvrtc.hpp"
 
 namespace cuda = tuner::cuda;
+using tuner::ClusterCapacity;
 
 namespace {
 
@@ -145,6 +146,22 @@ TEST_CASE("ptxas's report agrees with the driver's function attributes") {
   CHECK(blocks > 0);
   CHECK(blocks * 256 <=
         cuda::device_attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 0));
+}
+
+TEST_CASE("cluster capacity: within the SMs' resident CTAs, and none for size 1") {
+  Loaded loaded;
+  const CUfunction increment = loaded.module.function("increment");
+  const int sms = cuda::device_attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0);
+  const int per_sm = cuda::max_active_blocks_per_sm(increment, 256, 0, "increment");
+  const ClusterCapacity capacity = cuda::cluster_capacity(increment, 256, 0);
+  CHECK(capacity.at(1) == 0);
+  if (cuda::device_attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0) < 9) return;
+  for (int size = 2; size <= ClusterCapacity::kMaxSize; ++size) {
+    CAPTURE(size);
+    CHECK(capacity.at(size) > 0);
+    // Clusters never hold more CTAs than the SMs do (a cluster stays in one GPC: fewer may fit).
+    CHECK(capacity.at(size) * size <= sms * per_sm);
+  }
 }
 
 TEST_CASE("a missing function is a CudaError naming it") {

@@ -121,6 +121,31 @@ TEST_CASE("split plan: hand-computed cases") {
   CHECK(workspace_layout({1, 16, 2048}, cluster).bytes == 0);
 }
 
+TEST_CASE("the cluster merge's splits stay within the device's clusters") {
+  // The H200's winners' kernel holds 62 clusters of 4 (Nsight Compute); the other sizes here are
+  // made up. Batch 64, one head group, BLOCK_T 64 (32 tiles), TARGET_CTAS 256: 4 splits asked,
+  // 64 clusters > 62, so 3 (11 tiles each: 11 + 11 + 10), 64 clusters <= 80.
+  ClusterCapacity capacity;
+  capacity.clusters[4] = 62;
+  capacity.clusters[3] = 80;
+  check_plan(split_plan({64, 16, 2048}, {64, 16, 256, 2}, capacity), {1, 3, 3, 704});
+  // Without a capacity, or for the combine kernel's merges, no cap: 4 splits.
+  check_plan(split_plan({64, 16, 2048}, {64, 16, 256, 2}), {1, 4, 4, 512});
+  check_plan(split_plan({64, 16, 2048}, {64, 16, 256, 0}, capacity), {1, 4, 4, 512});
+  // 62 batch items fit in clusters of 4.
+  check_plan(split_plan({62, 16, 2048}, {64, 16, 256, 2}, capacity), {1, 4, 4, 512});
+  // No size fits (3 holds 50): down to one split, an ordinary launch.
+  capacity.clusters[3] = 50;
+  capacity.clusters[2] = 60;
+  const SplitPlan none = split_plan({64, 16, 2048}, {64, 16, 256, 2}, capacity);
+  check_plan(none, {1, 1, 1, 2048});
+  CHECK_FALSE(none.merges_in_cluster());
+  CHECK(none.cluster_x() == 1u);
+  // A size the query left unknown (0) is not capped.
+  capacity.clusters[3] = 0;
+  check_plan(split_plan({64, 16, 2048}, {64, 16, 256, 2}, capacity), {1, 3, 3, 704});
+}
+
 TEST_CASE("split plan and the tuner's geometry agree with an independent loop") {
   int cases = 0;
   for (const int batch : {1, 2, 3, 7, 8, 33, 64, 100, 128, 257, 512}) {

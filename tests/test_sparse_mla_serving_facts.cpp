@@ -26,15 +26,16 @@ using test::recorded;
 
 // The serving launch of `config` at `batch`, bound from the launch facts `tuner freeze` writes
 // (frozen_launches), recorded; then the tuner's geometry and packing for the same launch.
-void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch) {
+void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch,
+                             const ClusterCapacity& clusters = {}) {
   smla_family::Shape shape;
   shape.kv_format = kv;
   shape.batch = batch;
-  recorded = test::serving_launches(config, kv, batch);
-  const LaunchGeometry geometry = launch_geometry(config, shape);
+  recorded = test::serving_launches(config, kv, batch, shape.n_local_heads(), clusters);
+  const LaunchGeometry geometry = launch_geometry(config, shape, clusters);
   const DecodeDims dims{batch, shape.n_local_heads(), shape.topk};
-  const SplitPlan plan =
-      split_plan(dims, {config.block_t, config.block_h, config.target_ctas, config.merge});
+  const SplitPlan plan = split_plan(
+      dims, {config.block_t, config.block_h, config.target_ctas, config.merge}, clusters);
   REQUIRE(recorded.size() == (geometry.runs_combine() ? 2u : 1u));
   for (int d = 0; d < 3; ++d) CHECK(recorded[0].grid[d] == geometry.split_grid[d]);
   CHECK(recorded[0].cluster_x == geometry.plan.cluster_x());
@@ -85,4 +86,24 @@ TEST_CASE("the serving launch from frozen launch facts is the tuner's launch, pa
     }
   }
   CHECK(cases == 2 * 2 * 2 * 2 * 2 * 4 * 3);
+}
+
+TEST_CASE("with a cluster capacity the serving launch is still the tuner's, and it caps merge 2") {
+  KernelConfig config;
+  config.block_t = 64;
+  config.num_stages = 2;
+  config.producers = 2;
+  config.mma_path = 1;
+  config.target_ctas = 256;
+  config.merge = 2;
+  ClusterCapacity clusters;
+  clusters.clusters[4] = 62;  // the H200's, for this kernel
+  clusters.clusters[3] = 88;
+  for (const int batch : {1, 32, 62, 63, 64, 100}) {
+    CAPTURE(batch);
+    check_serving_is_tuners(config, KvFormat::fp8_ds_mla, batch, clusters);
+  }
+  // Batch 64 asks for 4 splits; 64 clusters of 4 do not fit in 62: clusters of 3.
+  CHECK(test::serving_launches(config, KvFormat::fp8_ds_mla, 64, 16, clusters)[0].cluster_x == 3u);
+  CHECK(test::serving_launches(config, KvFormat::fp8_ds_mla, 62, 16, clusters)[0].cluster_x == 4u);
 }

@@ -16,7 +16,8 @@ constexpr float kLog2e = 1.4426950408889634f;
 
 }  // namespace
 
-SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params) {
+SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params,
+                     const ClusterCapacity& capacity) {
   SplitPlan plan;
   plan.head_groups = ceil_div(dims.local_heads, params.block_h);
   const int tiles = ceil_div(dims.topk, params.block_t);
@@ -27,8 +28,16 @@ SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params) {
   plan.requested_splits =
       std::clamp(params.target_ctas / (dims.batch * plan.head_groups), 1,
                  plan.cluster ? std::min(tiles, smla::kMaxClusterSplits) : tiles);
-  const int tiles_per_split = ceil_div(tiles, plan.requested_splits);
+  int tiles_per_split = ceil_div(tiles, plan.requested_splits);
   plan.num_splits = ceil_div(tiles, tiles_per_split);
+  const int clusters = dims.batch * plan.head_groups;
+  // The cluster merge's grid in one wave of clusters (the size is the final split count).
+  while (plan.cluster && plan.num_splits > 1 && capacity.at(plan.num_splits) > 0 &&
+         clusters > capacity.at(plan.num_splits)) {
+    plan.requested_splits = plan.num_splits - 1;
+    tiles_per_split = ceil_div(tiles, plan.requested_splits);
+    plan.num_splits = ceil_div(tiles, tiles_per_split);
+  }
   plan.tokens_per_split = tiles_per_split * params.block_t;
   return plan;
 }

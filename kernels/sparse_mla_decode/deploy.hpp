@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/cluster_capacity.hpp"
 #include "templates/sparse_mla_decode/params.h"
 
 namespace tuner::smla_family {
@@ -43,7 +44,12 @@ struct SplitPlan {
     return merges_in_cluster() ? static_cast<unsigned>(num_splits) : 1u;
   }
 };
-SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params);
+// With the cluster merge and a known `capacity` (the split kernel's, on the launching device), the
+// splits are the most, up to that count, whose batch x head_groups clusters the device holds at
+// once (one wave of clusters; a cluster stays inside one GPC, so fewer fit than CTAs do), and one
+// split (no cluster) when none fits. Without a capacity (no device: plans, tests) no cap.
+SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params,
+                     const ClusterCapacity& capacity = {});
 
 // The caller's device buffers, as addresses. `partial_out` / `partial_lse` are the split partials
 // (the workspace); unused when the plan runs no combine kernel.

@@ -18,7 +18,10 @@ struct LaunchGeometry {
   bool runs_combine() const { return plan.runs_combine(); }
 };
 
-LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape);
+// `clusters`: the split kernel's cluster capacity on the launching device (split_plan's cap of the
+// cluster merge); none (plans, the launch identity, tests without a GPU): no cap.
+LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape,
+                               const ClusterCapacity& clusters = {});
 
 // Every launch fact launch_decode passes to the driver (both grids, the block, shared memory, the
 // cluster, the tokens per split, whether and how the combine runs), as text;

@@ -18,6 +18,9 @@ struct DecodeKernels {
   std::shared_ptr<const cuda::Module> module;
   CUfunction split = nullptr;
   CUfunction combine = nullptr;
+  // The split kernel's cluster capacity with the cluster merge's shared memory (the serving
+  // launcher queries the same for its bound split kernel): split_plan's cap.
+  ClusterCapacity clusters;
 };
 
 // Loads the cubin and raises the split kernel's dynamic shared-memory limit to what the layout

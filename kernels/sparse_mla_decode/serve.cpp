@@ -47,10 +47,12 @@ Planned plan_launch(const BoundConfig& config, std::string_view shape_text, int 
   }
   planned.shape = *shape;
   planned.dims = {batch, shape->local_heads, shape->topk};
+  const bool fp8 = shape->kv_format == KvFormat::fp8_ds_mla;
   planned.plan = split_plan(
       planned.dims,
       {static_cast<int>(config.values[kBlockT]), static_cast<int>(config.values[kBlockH]),
-       static_cast<int>(config.values[kTargetCtas]), static_cast<int>(config.values[kMerge])});
+       static_cast<int>(config.values[kTargetCtas]), static_cast<int>(config.values[kMerge])},
+      config.kernels[fp8 ? kSplitFp8 : kSplitBf16].clusters);
   return planned;
 }
 

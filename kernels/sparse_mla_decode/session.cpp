@@ -102,7 +102,8 @@ DeviceSession open_device(const DeviceSetup& setup) {
   session.load = [state](const Config& config) -> LaunchFn {
     DecodeKernels kernels = state->kernels_for(from_config(config));
     kernels.config = from_config(config);
-    const LaunchGeometry geometry = launch_geometry(kernels.config, state->current().spec.shape);
+    const LaunchGeometry geometry =
+        launch_geometry(kernels.config, state->current().spec.shape, kernels.clusters);
     return [state, kernels, geometry](int rotation, CUstream stream) {
       const DeviceProblem& problem = state->current();
       launch_decode(kernels, geometry, problem, rotation % problem.spec.index_sets, stream);

@@ -16,7 +16,8 @@ std::vector<SourceFile> template_headers() {
 // timed another memory layout, so a change of any must not resume them.
 const std::string& source_hash() {
   static const std::string hash = sha256_hex(templates_hash({"common/", "sparse_mla_decode/"}) +
-                                             " split rule 2: floor(TARGET_CTAS / CTAs per split)"
+                                             " split rule 3: floor(TARGET_CTAS / CTAs per split)"
+                                             ", the cluster merge within the device's clusters"
                                              "; partials: the serving workspace layout");
   return hash;
 }

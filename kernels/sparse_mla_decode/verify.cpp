@@ -152,7 +152,8 @@ ReferenceAnswer run_reference(const UtilityKernels& utility, DeviceProblem& prob
 Agreement check_candidate(const DecodeKernels& kernels, const DeviceProblem& problem,
                           const ReferenceAnswer& reference, cuda::Stream& stream) {
   poison_outputs(problem, stream.get());
-  const LaunchGeometry geometry = launch_geometry(kernels.config, problem.spec.shape);
+  const LaunchGeometry geometry =
+      launch_geometry(kernels.config, problem.spec.shape, kernels.clusters);
   launch_decode(kernels, geometry, problem, 0, stream.get());
   stream.synchronize("verify " + describe(to_config(kernels.config)));
   const DeviceOutputs got = download_outputs(problem);

@@ -20,7 +20,8 @@ namespace tuner::test {
 
 inline std::vector<RecordedLaunch> serving_launches(const smla_family::KernelConfig& config,
                                                     smla_family::KvFormat kv, int batch,
-                                                    int local_heads = 16) {
+                                                    int local_heads = 16,
+                                                    const ClusterCapacity& clusters = {}) {
   smla_family::Shape shape;
   shape.kv_format = kv;
   shape.batch = batch;
@@ -30,7 +31,7 @@ inline std::vector<RecordedLaunch> serving_launches(const smla_family::KernelCon
       smla_family::to_config(config), {smla_family::canonical_shape(shape)});
   REQUIRE(facts.size() == 2);  // this format's split, then combine
   const BoundKernel split{fake_function(0x100), static_cast<unsigned>(facts[0].block_threads),
-                          static_cast<unsigned>(facts[0].dynamic_smem)};
+                          static_cast<unsigned>(facts[0].dynamic_smem), clusters};
   const BoundKernel combine{fake_function(0x300), static_cast<unsigned>(facts[1].block_threads),
                             static_cast<unsigned>(facts[1].dynamic_smem)};
   const Config values = config_from_json(facts[0].launch_params_json);
