@@ -142,8 +142,14 @@ TEST_CASE("kill -9 mid-sweep: no orphaned worker; the resume loses and duplicate
     ::_exit(127);
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-  while (std::chrono::steady_clock::now() < deadline &&
-         !(fs::exists(db) && count(db, kMeasured) >= 3)) {
+  // The store's file exists before its schema does (the sweep creates both): poll the table.
+  const auto measured_so_far = [&] {
+    return fs::exists(db) &&
+                   count(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'trials'") == 1
+               ? count(db, kMeasured)
+               : 0;
+  };
+  while (std::chrono::steady_clock::now() < deadline && measured_so_far() < 3) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   const std::vector<pid_t> workers = children_of(sweep);
