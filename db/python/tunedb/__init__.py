@@ -6,12 +6,12 @@ them from device addresses, for any family, from the argument record the family 
 
     from tunedb import TuningDb
     with TuningDb("frozen.db") as db:
-        # e.g. a family "fp8_gemm" with dimensions n, k, block: family names and dimensions
-        # are data to tunedb.
-        found = db.lookup("fp8_gemm", "sm_120", n=4096, k=7168, block=128, batch=4)
+        # e.g. a family "my_gemm" with dimensions n, k, block: family names and dimensions
+        # are data to tunedb (README.md lists the real families' shapes).
+        found = db.lookup("my_gemm", "sm_120", n=4096, k=7168, block=128, batch=4)
         found.how, found.params, found.tuned_batch, found.median_us, found.device_name
         # A shape resolved once, then O(1) lookups by batch (e.g. per captured CUDA graph):
-        shape = db.shape("fp8_gemm", "sm_120", n=4096, k=7168, block=128)
+        shape = db.shape("my_gemm", "sm_120", n=4096, k=7168, block=128)
         configs = {batch: shape.lookup(batch).params for batch in (1, 2, 4, 8, 512)}
 
 Lookup rules (exact / bucket / default / not_found) are those of db/tunedb/tunedb.hpp.
