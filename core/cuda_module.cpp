@@ -81,7 +81,8 @@ ClusterCapacity cluster_capacity(CUfunction function, unsigned threads,
     cluster.value.clusterDim.y = 1;
     cluster.value.clusterDim.z = 1;
     CUlaunchConfig config{};
-    config.gridDimX = static_cast<unsigned>(size);  // a multiple of the cluster; the count ignores it
+    config.gridDimX =
+        static_cast<unsigned>(size);  // a multiple of the cluster; the count ignores it
     config.gridDimY = 1;
     config.gridDimZ = 1;
     config.blockDimX = threads;

@@ -51,7 +51,8 @@ Slot load_slot(const Cubin& cubin) {
     const auto threads = static_cast<unsigned>(launch.block_threads);
     const auto smem = static_cast<unsigned>(launch.dynamic_smem);
     kernels.push_back(
-        {launch.role, {function, threads, smem, tuner::cuda::cluster_capacity(function, threads, smem)}});
+        {launch.role,
+         {function, threads, smem, tuner::cuda::cluster_capacity(function, threads, smem)}});
   }
   slot.family = deploy_family_by_name(cubin.family);
   if (slot.family == nullptr || kernels.empty()) {

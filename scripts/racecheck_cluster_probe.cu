@@ -6,7 +6,8 @@
 // cluster merge's report looks like (BENCHMARKS.md section 7, seventh session).
 // Build and run on an sm_90 GPU:
 //   nvcc -arch=sm_90 -o probe scripts/racecheck_cluster_probe.cu
-//   compute-sanitizer --tool racecheck ./probe cluster; compute-sanitizer --tool racecheck ./probe plain
+//   compute-sanitizer --tool racecheck ./probe cluster
+//   compute-sanitizer --tool racecheck ./probe plain
 #include <cooperative_groups.h>
 #include <cstdio>
 #include <cstring>

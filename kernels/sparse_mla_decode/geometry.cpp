@@ -14,8 +14,8 @@ LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape,
   LaunchGeometry geometry;
   // The split count is deploy.hpp's (the serving launcher runs the same function).
   const DecodeDims dims{shape.batch, shape.n_local_heads(), shape.topk};
-  const SplitPlan& plan = geometry.plan =
-      split_plan(dims, {config.block_t, config.block_h, config.target_ctas, config.merge}, clusters);
+  const SplitPlan& plan = geometry.plan = split_plan(
+      dims, {config.block_t, config.block_h, config.target_ctas, config.merge}, clusters);
   geometry.split_grid[0] = static_cast<unsigned>(plan.num_splits);
   geometry.split_grid[1] = static_cast<unsigned>(plan.head_groups);
   geometry.split_grid[2] = static_cast<unsigned>(shape.batch);
