@@ -15,7 +15,7 @@ file(GLOB family_serving_headers RELATIVE "${PROJECT_SOURCE_DIR}" CONFIGURE_DEPE
      "${PROJECT_SOURCE_DIR}/kernels/*/serve_args.h" "${PROJECT_SOURCE_DIR}/kernels/*/client.h")
 foreach(header IN ITEMS db/tunedb/tunedb.h db/tunedb/tunedb.hpp db/sqlite/error.hpp
                         deploy/tunedb_cuda.h deploy/launcher.hpp core/deploy_family.hpp
-                        core/launch_order.hpp
+                        core/launch_order.hpp core/cluster_capacity.hpp
                         ${family_serving_headers})
   get_filename_component(header_dir "${header}" DIRECTORY)
   install(FILES "${PROJECT_SOURCE_DIR}/${header}" DESTINATION "${tunedb_header_root}/${header_dir}")
