@@ -22,21 +22,7 @@
 #include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
-
-namespace {
-
-using Result = tuner::test::CommandResult;
-using tuner::test::TempDir;
-using tuner::test::cli_store::kDefault;
-using tuner::test::cli_store::kTuned64;
-using tuner::test::cli_store::query_json;
-using tuner::test::cli_store::quoted;
-using tuner::test::cli_store::run_tuner;
-using tuner::test::cli_store::sm120_sweep_run;
-using tuner::test::cli_store::winner;
-using tuner::test::cli_store::write_store;
-
-}  // namespace
+using namespace tuner::test::cli_store;
 
 TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an edited file") {
   TempDir dir;

@@ -18,20 +18,7 @@
 #include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
-
-namespace {
-
-using Result = tuner::test::CommandResult;
-using tuner::test::TempDir;
-using tuner::test::cli_store::kDefault;
-using tuner::test::cli_store::kTuned64;
-using tuner::test::cli_store::query_json;
-using tuner::test::cli_store::quoted;
-using tuner::test::cli_store::run_tuner;
-using tuner::test::cli_store::winner;
-using tuner::test::cli_store::write_store;
-
-}  // namespace
+using namespace tuner::test::cli_store;
 
 TEST_CASE("query --format json: exact and bucket and default answers with their provenance") {
   TempDir dir;

@@ -19,6 +19,7 @@
 
 namespace fs = std::filesystem;
 using namespace tuner;
+using namespace tuner::test::report_store;
 
 namespace {
 
@@ -26,9 +27,6 @@ using Command = tuner::test::CommandResult;
 using tuner::test::kTunerBinary;
 using tuner::test::run_with_stderr;
 using tuner::test::TempDir;
-using tuner::test::report_store::fill_later_run;
-using tuner::test::report_store::fill_run_one;
-using tuner::test::report_store::series_key;
 
 bool is_png(const fs::path& path) {
   std::ifstream file(path, std::ios::binary);

@@ -19,20 +19,11 @@
 using namespace tuner;
 using db::Fate;
 using db::Stage;
+using namespace tuner::test::report_store;
 
 namespace {
 
 using tuner::test::TempDir;
-using tuner::test::report_store::fill_later_run;
-using tuner::test::report_store::fill_run_one;
-using tuner::test::report_store::kA;
-using tuner::test::report_store::kB;
-using tuner::test::report_store::kC;
-using tuner::test::report_store::kCopyGbs;
-using tuner::test::report_store::kFaulty;
-using tuner::test::report_store::problem_at;
-using tuner::test::report_store::series_key;
-using tuner::test::report_store::trial;
 
 const report::DimensionTable& dimension(const report::SeriesReport& series,
                                         const std::string& name) {

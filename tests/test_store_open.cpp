@@ -20,15 +20,9 @@
 
 namespace fs = std::filesystem;
 using namespace tuner::db;
+using namespace tuner::test::store_setup;
 
 namespace {
-
-using tuner::test::measured_trial;
-using tuner::test::TempDir;
-using tuner::test::store_setup::kParams;
-using tuner::test::store_setup::Recorded;
-using tuner::test::store_setup::start_sweep;
-using tuner::test::store_setup::sweep_run;
 
 void write_file(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;

@@ -19,19 +19,7 @@
 #include "tests/support/trial_rows.hpp"
 
 using namespace tuner::db;
-
-namespace {
-
-using tuner::test::measured_trial;
-using tuner::test::TempDir;
-using tuner::test::store_setup::kParams;
-using tuner::test::store_setup::plan_run;
-using tuner::test::store_setup::problem_at;
-using tuner::test::store_setup::Recorded;
-using tuner::test::store_setup::start_sweep;
-using tuner::test::store_setup::sweep_run;
-
-}  // namespace
+using namespace tuner::test::store_setup;
 
 TEST_CASE("store: runs are recorded, ended and read back") {
   TempDir dir;

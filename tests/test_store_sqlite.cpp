@@ -19,17 +19,7 @@
 
 namespace fs = std::filesystem;
 using namespace tuner::db;
-
-namespace {
-
-using tuner::test::measured_trial;
-using tuner::test::TempDir;
-using tuner::test::store_setup::kParams;
-using tuner::test::store_setup::plan_run;
-using tuner::test::store_setup::Recorded;
-using tuner::test::store_setup::start_sweep;
-
-}  // namespace
+using namespace tuner::test::store_setup;
 
 TEST_CASE("store: a transaction destroyed without commit rolls back") {
   TempDir dir;

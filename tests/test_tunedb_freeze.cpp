@@ -21,16 +21,11 @@
 namespace fs = std::filesystem;
 using tuner::db::Connection;
 using tuner::db::OpenMode;
+using namespace tuner::test::tunedb_fixture;
 
 namespace {
 
 using tuner::test::read_bytes;
-using tuner::test::tunedb_fixture::contains;
-using tuner::test::tunedb_fixture::Fixture;
-using tuner::test::tunedb_fixture::kShape;
-using tuner::test::tunedb_fixture::kTuned128;
-using tuner::test::tunedb_fixture::test_image;
-using tuner::test::tunedb_fixture::what_of;
 
 }  // namespace
 

@@ -25,13 +25,9 @@ using tuner::test::allocations;
 
 using tunedb::How;
 using tunedb::Miss;
+using namespace tuner::test::tunedb_fixture;
 
 namespace {
-
-using tuner::test::tunedb_fixture::contains;
-using tuner::test::tunedb_fixture::Fixture;
-using tuner::test::tunedb_fixture::kShape;
-using tuner::test::tunedb_fixture::kTuned128;
 
 const std::string kDefault = tuner::db::fixture::kDefaultParams;
 const std::string kTuned8 =

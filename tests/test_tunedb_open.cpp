@@ -19,15 +19,12 @@ namespace fs = std::filesystem;
 using tunedb::How;
 using tuner::db::Connection;
 using tuner::db::OpenMode;
+using namespace tuner::test::tunedb_fixture;
 
 namespace {
 
 using tuner::test::read_bytes;
 using tuner::test::write_bytes;
-using tuner::test::tunedb_fixture::contains;
-using tuner::test::tunedb_fixture::Fixture;
-using tuner::test::tunedb_fixture::kShape;
-using tuner::test::tunedb_fixture::what_of;
 
 fs::path edited_copy(const Fixture& fixture, const std::string& name, const std::string& sql) {
   const fs::path copy = fixture.dir / name;

@@ -12,8 +12,13 @@
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "tests/support/fixture.hpp"
 #include "tests/support/run_command.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace tuner::test::cli_store {
+
+// The tests run the binary (its exit code and output) in a fresh directory per case.
+using Result = CommandResult;
+using tuner::test::TempDir;
 
 inline const std::string kDefault = tuner::db::fixture::kDefaultParams;
 // Configs an sm_120 plan keeps (86 656 B of shared memory; 2 stages of 32 tokens would ask for

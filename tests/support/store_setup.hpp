@@ -8,8 +8,14 @@
 
 #include "db/store/store.hpp"
 #include "tests/support/fixture.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/trial_rows.hpp"
 
 namespace tuner::test::store_setup {
+
+// Every store test works in a fresh directory, most with measured trials.
+using tuner::test::measured_trial;
+using tuner::test::TempDir;
 
 inline db::RunInfo sweep_run() { return db::fixture::fixture_run(); }
 
