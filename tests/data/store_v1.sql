@@ -1,5 +1,6 @@
 -- A tuning store as schema version 1 wrote it (db/store/schema.cpp before issue 11), with one
--- run, source, problem and measured trial: tests/test_store.cpp opens it to check the upgrade.
+-- run, source, problem and measured trial: tests/test_store_resume.cpp and tests/test_merge.cpp
+-- open it to check that it is refused.
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY,
   started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),

@@ -1,5 +1,5 @@
 #pragma once
-// A fully filled measured trial for store tests (test_store.cpp, test_store_migrate.cpp).
+// A fully filled measured trial for store tests (test_store_*.cpp).
 #include <cstdint>
 #include <string>
 
