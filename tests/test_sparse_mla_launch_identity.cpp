@@ -1,7 +1,9 @@
 // Sparse MLA decode's launch identity (Family::launch_identity), checked against what the serving
 // launcher hands the driver (tests/support/serving_launches.hpp: serve.cpp's path, recorded):
 // two configs of one compiled kernel have equal identities exactly when their recorded launches
-// (grids, block, shared memory, order, cluster, parameter bytes) are equal.
+// (grids, block, shared memory, order, cluster, parameter bytes) are equal. Both sides take the
+// split count from deploy.cpp's split_plan (shared code): this checks that the identity names every
+// launch fact that differs, not the split rule, which test_sparse_mla_deploy.cpp checks by hand.
 #include <doctest/doctest.h>
 
 #include <string>
