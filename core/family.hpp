@@ -132,7 +132,7 @@ struct Family {
   std::vector<int> (*wave_edge_batches)(const Shape& shape, int sm_count, int max_batch) = nullptr;
   // What the GPU runs for `config` at `batch`, as text: the compiled kernel and every launch fact
   // (grids, block, shared memory, cluster, launch order). Configs with equal text at a batch are
-  // one launch (e.g. launch-time values that one split makes moot), which the batch search
+  // one launch (e.g. launch-time values the launch at that batch does not read), which the search
   // measures once. Optional: without it every config is its own launch.
   std::string (*launch_identity)(const Config& config, const Shape& shape, int batch) = nullptr;
   // Tolerances the verification applies, in words (for reports and --help).

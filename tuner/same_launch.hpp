@@ -1,10 +1,9 @@
 #pragma once
 // Configs that are one launch at a batch: the family's launch identity (Family::launch_identity)
-// is equal, so the GPU runs the same kernel with the same grids and arguments (with one split,
-// sparse MLA's three merge values and the TARGET_CTAS that give one split are one launch). The
-// batch search measures the first of each identity and lets the others take its outcome, recorded
-// as skipped_by_search with the config they share the launch with. Pure: no GPU, no DB
-// (tests/test_same_launch.cpp).
+// is equal, so the GPU runs the same kernel with the same grids and arguments (e.g. launch-time
+// values that the launch at this batch does not read). The batch search measures the first of each
+// identity and lets the others take its outcome, recorded as skipped_by_search with the config
+// they share the launch with. Pure: no GPU, no DB (tests/test_same_launch.cpp).
 #include <functional>
 #include <map>
 #include <string>
