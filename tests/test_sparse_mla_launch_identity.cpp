@@ -48,15 +48,13 @@ std::vector<KernelConfig> launch_variants(int block_h, int block_t, int num_stag
   std::vector<KernelConfig> variants;
   for (const int target : {128, 256, 512, 1024}) {
     for (const int merge : {0, 1, 2}) {
-      KernelConfig config;
-      config.block_h = block_h;
-      config.block_t = block_t;
-      config.num_stages = num_stages;
-      config.producers = producers;
-      config.mma_path = producers > 0 ? 1 : 0;
-      config.target_ctas = target;
-      config.merge = merge;
-      variants.push_back(config);
+      variants.push_back({.block_t = block_t,
+                          .block_h = block_h,
+                          .num_stages = num_stages,
+                          .mma_path = producers > 0 ? 1 : 0,
+                          .producers = producers,
+                          .target_ctas = target,
+                          .merge = merge});
     }
   }
   return variants;
@@ -121,14 +119,10 @@ TEST_CASE("launch identity: equal exactly when the serving launches are equal") 
 }
 
 TEST_CASE("launch identity: one split makes merge and TARGET_CTAS moot, a compile key never is") {
-  KernelConfig config;
-  config.block_t = 64;
-  config.num_stages = 2;
-  config.producers = 2;
-  config.mma_path = 1;
   // 16 local heads in one head group: batch 512 gives one split for TARGET_CTAS <= 1023 (written
   // here from the split rule, floor(TARGET_CTAS / (batch x head groups)) clamped to >= 1).
-  config.target_ctas = 128;
+  KernelConfig config{
+      .block_t = 64, .num_stages = 2, .mma_path = 1, .producers = 2, .target_ctas = 128};
   const std::string one_split = identity(config, KvFormat::fp8_ds_mla, 512);
   for (const int target : {256, 512}) {
     for (const int merge : {0, 1, 2}) {

@@ -89,13 +89,12 @@ TEST_CASE("the serving launch from frozen launch facts is the tuner's launch, pa
 }
 
 TEST_CASE("with a cluster capacity the serving launch is still the tuner's, and it caps merge 2") {
-  KernelConfig config;
-  config.block_t = 64;
-  config.num_stages = 2;
-  config.producers = 2;
-  config.mma_path = 1;
-  config.target_ctas = 256;
-  config.merge = 2;
+  const KernelConfig config{.block_t = 64,
+                            .num_stages = 2,
+                            .mma_path = 1,
+                            .producers = 2,
+                            .target_ctas = 256,
+                            .merge = 2};
   ClusterCapacity clusters;
   clusters.clusters[4] = 62;  // the H200's, for this kernel
   clusters.clusters[3] = 88;

@@ -48,21 +48,8 @@ inline tuner::db::WinnerRecord winner(int batch, const std::string& params, doub
   return w;
 }
 
-// A sweep run budgeted for sm_120 and timed on an H200.
-inline tuner::db::RunInfo sm120_sweep_run() {
-  tuner::db::RunInfo run;
-  run.host = "test-host";
-  run.gpu_name = "NVIDIA H200";
-  run.measured_arch = "sm_90";
-  run.budget_arch = "sm_120";
-  run.driver_version = "13000";
-  run.cuda_version = "13000";
-  run.nvrtc_version = "13.0";
-  run.tuner_version = "test";
-  run.command_line = "tuner sweep --budget-arch sm_120";
-  run.kind = tuner::db::RunKind::sweep;
-  return run;
-}
+// A sweep run budgeted for sm_120 and timed on an H200: the fixture's.
+inline tuner::db::RunInfo sm120_sweep_run() { return tuner::db::fixture::fixture_run(); }
 
 // A store with winners for batches 1, 16 (the default kept) and 64, budget sm_120, timed on an
 // H200; run id returned. Uses this build's kernel source hash so that freeze can compile them.
