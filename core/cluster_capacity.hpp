@@ -9,7 +9,9 @@ namespace tuner {
 
 struct ClusterCapacity {
   static constexpr int kMaxSize = 8;  // the portable cluster size limit
-  int clusters[kMaxSize + 1] = {};    // by cluster size; 0: not known (no device, or refused)
+  // By cluster size; 0: not known (no device, or refused). Size 1 is the kernel's resident CTAs
+  // on the whole device: one wave of the grid.
+  int clusters[kMaxSize + 1] = {};
   // 0 (no cap known) outside 1..kMaxSize.
   int at(int size) const { return size >= 1 && size <= kMaxSize ? clusters[size] : 0; }
 };

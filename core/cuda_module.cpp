@@ -74,7 +74,7 @@ int max_active_blocks_per_sm(CUfunction function, int threads, std::size_t dynam
 ClusterCapacity cluster_capacity(CUfunction function, unsigned threads,
                                  unsigned dynamic_smem) noexcept {
   ClusterCapacity capacity;
-  for (int size = 2; size <= ClusterCapacity::kMaxSize; ++size) {
+  for (int size = 1; size <= ClusterCapacity::kMaxSize; ++size) {
     CUlaunchAttribute cluster{};
     cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     cluster.value.clusterDim.x = static_cast<unsigned>(size);

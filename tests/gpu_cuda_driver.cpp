@@ -148,14 +148,15 @@ TEST_CASE("ptxas's report agrees with the driver's function attributes") {
         cuda::device_attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 0));
 }
 
-TEST_CASE("cluster capacity: within the SMs' resident CTAs, and none for size 1") {
+TEST_CASE("cluster capacity: within the SMs' resident CTAs, and size 1 is all of them") {
   Loaded loaded;
   const CUfunction increment = loaded.module.function("increment");
   const int sms = cuda::device_attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0);
   const int per_sm = cuda::max_active_blocks_per_sm(increment, 256, 0, "increment");
   const ClusterCapacity capacity = cuda::cluster_capacity(increment, 256, 0);
-  CHECK(capacity.at(1) == 0);
   if (cuda::device_attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0) < 9) return;
+  // Size 1 (the balanced schedule's one wave): every SM's resident CTAs, no GPC to stay inside.
+  CHECK(capacity.at(1) == sms * per_sm);
   for (int size = 2; size <= ClusterCapacity::kMaxSize; ++size) {
     CAPTURE(size);
     CHECK(capacity.at(size) > 0);

@@ -135,8 +135,8 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
   SUBCASE("16 local heads; one row per member of the cross product, each with a reason") {
     CHECK(plan.shape.integer("local_heads") == 16);
     // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 3 x kv_unpack 3 x
-    // ctas_per_sm 3 x TARGET_CTAS 4.
-    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 4 * 3);
+    // ctas_per_sm 3 x TARGET_CTAS 4 x merge 3 x schedule 2.
+    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 4 * 3 * 2);
     std::set<std::string> configs;
     for (const PlanRow& row : plan.rows) {
       configs.insert(tuner::to_json(row.config));
@@ -145,7 +145,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     CHECK(configs.size() == plan.rows.size());
     int total = 0;
     for (Fate fate : tuner::kAllFates) total += plan.count(fate);
-    CHECK(total == 157464);
+    CHECK(total == 314928);
   }
 
   SUBCASE("BLOCK_H wider than the local heads is pruned_shape, with the figures in the reason") {
@@ -225,14 +225,14 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     REQUIRE(run.exit_code == 0);
     const nlohmann::json rows = nlohmann::json::parse(run.out);
     REQUIRE(rows.is_array());
-    CHECK(rows.size() == 157464);
+    CHECK(rows.size() == 314928);
     for (const nlohmann::json& row : rows) {
       for (const char* key :
            {"family", "params", "fate", "reason", "est_smem_bytes", "est_regs", "ptxas_regs",
             "ptxas_spill_bytes", "blocks_per_sm", "occupancy_limiter", "compile_ms", "cached"}) {
         CHECK_MESSAGE(row.contains(key), key);
       }
-      CHECK(row["params"].size() == 10);  // block_t … ctas_per_sm, target_ctas, merge
+      CHECK(row["params"].size() == 11);  // block_t … ctas_per_sm, target_ctas, merge, schedule
       if (row["fate"] == "pruned_shape") CHECK(row["est_smem_bytes"].is_null());
       if (row["fate"] == "survivor") CHECK(row["cached"] == true);
     }
@@ -262,7 +262,7 @@ TEST_CASE("plan: the audit finds no false prunes on sm_90") {
   tuner::PlanRequest request = default_request("sm_90");
   request.audit = true;
   const PlanResult audit = tuner::plan(request, cache);
-  CHECK(audit.rows.size() == 157464);
+  CHECK(audit.rows.size() == 314928);
   CHECK(audit.false_prunes == 0);
   CHECK(audit.count(Fate::survivor) > 0);
   // sm_90's 227 KB opt-in keeps the 64-token pipelined tiles that sm_120 prunes.

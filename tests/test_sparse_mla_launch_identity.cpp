@@ -43,21 +43,33 @@ std::string identity(const KernelConfig& config, KvFormat kv, int batch, int loc
   return family().launch_identity(to_config(config), canonical_shape(shape), batch);
 }
 
-// Every launch-time variant (TARGET_CTAS x merge) of one compiled kernel.
-std::vector<KernelConfig> launch_variants(int block_h, int block_t, int num_stages, int producers) {
+// Every launch-time variant (TARGET_CTAS x merge) of one compiled kernel, `schedule` given (the
+// balanced schedule takes no cluster merge).
+std::vector<KernelConfig> launch_variants(int block_h, int block_t, int num_stages, int producers,
+                                          int schedule) {
   std::vector<KernelConfig> variants;
   for (const int target : {128, 256, 512, 1024}) {
     for (const int merge : {0, 1, 2}) {
+      if (schedule == 1 && merge == 2) continue;
       variants.push_back({.block_t = block_t,
                           .block_h = block_h,
                           .num_stages = num_stages,
                           .mma_path = producers > 0 ? 1 : 0,
                           .producers = producers,
                           .target_ctas = target,
-                          .merge = merge});
+                          .merge = merge,
+                          .schedule = schedule});
     }
   }
   return variants;
+}
+
+// The launches are recorded as a GPU makes them: with the kernel's resident CTAs known (the
+// balanced schedule's grid; 264 = 2 CTAs x 132 SMs), cluster sizes left unknown (no cap on merge 2).
+ClusterCapacity resident_ctas_only() {
+  ClusterCapacity capacity;
+  capacity.clusters[1] = 264;
+  return capacity;
 }
 
 // A compiled kernel whose cluster merge asks more shared memory than its ring (the exchange is
@@ -93,23 +105,27 @@ TEST_CASE("launch identity: equal exactly when the serving launches are equal") 
   kernels.emplace_back(64, block_h, block_t, stages, producers);
   int equal_pairs = 0;
   int distinct_pairs = 0;
+  const ClusterCapacity capacity = resident_ctas_only();
   for (const KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
     for (const auto& [heads, bh, bt, ns, np] : kernels) {
-      const std::vector<KernelConfig> variants = launch_variants(bh, bt, ns, np);
+      for (const int schedule : {0, 1}) {
+      if (schedule == 1 && np == 0) continue;  // the balanced schedule runs on producer warps
+      const std::vector<KernelConfig> variants = launch_variants(bh, bt, ns, np, schedule);
       for (const int batch : {1, 7, 64, 128, 512}) {
         for (std::size_t i = 0; i < variants.size(); ++i) {
-          const auto first = test::serving_launches(variants[i], kv, batch, heads);
+          const auto first = test::serving_launches(variants[i], kv, batch, heads, capacity);
           for (std::size_t j = i + 1; j < variants.size(); ++j) {
             CAPTURE(describe(to_config(variants[i])));
             CAPTURE(describe(to_config(variants[j])));
             CAPTURE(batch);
-            const bool same =
-                same_recorded(first, test::serving_launches(variants[j], kv, batch, heads));
+            const bool same = same_recorded(
+                first, test::serving_launches(variants[j], kv, batch, heads, capacity));
             CHECK(same == (identity(variants[i], kv, batch, heads) ==
                            identity(variants[j], kv, batch, heads)));
             (same ? equal_pairs : distinct_pairs) += 1;
           }
         }
+      }
       }
     }
   }

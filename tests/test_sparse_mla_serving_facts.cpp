@@ -3,6 +3,8 @@
 // the tuner's own geometry and packing (launch.cpp's path), for every merge value.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <cstring>
 #include <optional>
 #include <string>
@@ -35,7 +37,8 @@ void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch,
   const LaunchGeometry geometry = launch_geometry(config, shape, clusters);
   const DecodeDims dims{batch, shape.n_local_heads(), shape.topk};
   const SplitPlan plan = split_plan(
-      dims, {config.block_t, config.block_h, config.target_ctas, config.merge}, clusters);
+      dims, {config.block_t, config.block_h, config.target_ctas, config.merge, config.schedule},
+      clusters);
   REQUIRE(recorded.size() == (geometry.runs_combine() ? 2u : 1u));
   for (int d = 0; d < 3; ++d) CHECK(recorded[0].grid[d] == geometry.split_grid[d]);
   CHECK(recorded[0].cluster_x == geometry.plan.cluster_x());
@@ -105,4 +108,35 @@ TEST_CASE("with a cluster capacity the serving launch is still the tuner's, and 
   // Batch 64 asks for 4 splits; 64 clusters of 4 do not fit in 62: clusters of 3.
   CHECK(test::serving_launches(config, KvFormat::fp8_ds_mla, 64, 16, clusters)[0].cluster_x == 3u);
   CHECK(test::serving_launches(config, KvFormat::fp8_ds_mla, 62, 16, clusters)[0].cluster_x == 4u);
+}
+
+TEST_CASE("the balanced schedule's serving launch is the tuner's, with and without resident CTAs") {
+  ClusterCapacity resident;
+  resident.clusters[1] = 264;  // 2 CTAs x 132 SMs
+  int combines = 0;
+  for (const KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
+    for (const int merge : {0, 1}) {
+      for (const int batch : {1, 7, 64, 132, 136, 264, 512}) {
+        const KernelConfig config{.block_t = 64,
+                                  .num_stages = 2,
+                                  .mma_path = 1,
+                                  .producers = 2,
+                                  .target_ctas = 256,
+                                  .merge = merge,
+                                  .schedule = 1};
+        CAPTURE(batch);
+        CAPTURE(merge);
+        check_serving_is_tuners(config, kv, batch, resident);
+        check_serving_is_tuners(config, kv, batch);
+        const auto launches = test::serving_launches(config, kv, batch, 16, resident);
+        // One wave: min(tiles, resident CTAs) along x, written here from 32 tiles per row.
+        CHECK(launches[0].grid[0] == static_cast<unsigned>(std::min(batch * 32, 264)));
+        CHECK(launches[0].grid[1] == 1u);
+        CHECK(launches[0].grid[2] == 1u);
+        combines += launches.size() == 2 ? 1 : 0;
+      }
+    }
+  }
+  // Every batch but 264 (one whole row per CTA) cuts some row across CTAs and runs the combine.
+  CHECK(combines == 2 * 2 * 6);
 }

@@ -1,6 +1,9 @@
 #include "tuner/plan_record.hpp"
 
+#include <algorithm>
+
 #include "core/hash.hpp"
+#include "core/parallel.hpp"
 #include "db/store/held_plan.hpp"
 #include "db/store/plan_digest.hpp"
 
@@ -33,10 +36,12 @@ std::vector<db::TrialRecord> plan_trials(db::Store& store, std::int64_t run_id,
   const std::string& source_hash = family.source_hash();
   store.add_source(source_hash, plan.family);
   const std::int64_t problem_id = store.problem_id(plan_problem_key(plan));
-  std::vector<db::TrialRecord> trials;
-  trials.reserve(plan.rows.size());
-  for (const PlanRow& row : plan.rows) {
-    db::TrialRecord trial;
+  // Rows are independent: a plan has ~300 000 of them, and a warm sweep rerun (< 5 s) spends most
+  // of its time here and in their keys (plan_fate_keys below).
+  std::vector<db::TrialRecord> trials(plan.rows.size());
+  parallel_for(plan.rows.size(), 0, [&](std::size_t index) {
+    const PlanRow& row = plan.rows[index];
+    db::TrialRecord& trial = trials[index];
     trial.run_id = run_id;
     trial.problem_id = problem_id;
     trial.source_hash = source_hash;
@@ -61,9 +66,17 @@ std::vector<db::TrialRecord> plan_trials(db::Store& store, std::int64_t run_id,
       trial.blocks_per_sm = occupancy->blocks_per_sm;
       trial.occupancy_limiter = std::string(to_string(occupancy->limiter));
     }
-    trials.push_back(std::move(trial));
-  }
+  });
   return trials;
+}
+
+// db::plan_fate_keys on every core: the keys' canonical params are a JSON parse per row.
+std::vector<std::string> sorted_fate_keys(const std::vector<db::TrialRecord>& trials) {
+  std::vector<std::string> keys(trials.size());
+  parallel_for(trials.size(), 0,
+               [&](std::size_t index) { keys[index] = db::plan_fate_key(trials[index]); });
+  std::sort(keys.begin(), keys.end());
+  return keys;
 }
 
 // The store holds every row of `trials` (one plan, `sorted_keys` its plan_fate_keys) now: its
@@ -82,7 +95,7 @@ void record_digest(const db::Store& store, const std::vector<db::TrialRecord>& t
 
 void record_plan_trials(db::Store& store, const std::vector<db::TrialRecord>& trials) {
   store.record_trials(trials);  // one transaction: a plan has ~100 000 rows
-  record_digest(store, trials, db::plan_fate_keys(trials));
+  record_digest(store, trials, sorted_fate_keys(trials));
 }
 
 void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
@@ -93,7 +106,7 @@ void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
 std::int64_t record_plan_unless_held(db::Store& store, std::int64_t run_id, const PlanResult& plan,
                                      const Family& family) {
   const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, plan, family);
-  const std::vector<std::string> keys = db::plan_fate_keys(trials);  // sorted once, for both
+  const std::vector<std::string> keys = sorted_fate_keys(trials);  // sorted once, for both
   const std::int64_t holder = db::run_holding_plan(store, trials, keys);
   if (holder == 0) store.record_trials(trials);  // one transaction: a plan has ~100 000 rows
   record_digest(store, trials, keys);            // when held, the rows may predate digests

@@ -13,13 +13,14 @@ std::string plan_fate_key(std::string_view params_json, std::string_view fate,
   return key;
 }
 
+std::string plan_fate_key(const TrialRecord& row) {
+  return plan_fate_key(canonical_params_json(row.params_json), to_string(row.fate), row.reason);
+}
+
 std::vector<std::string> plan_fate_keys(const std::vector<TrialRecord>& plan) {
   std::vector<std::string> keys;
   keys.reserve(plan.size());
-  for (const TrialRecord& row : plan) {
-    keys.push_back(
-        plan_fate_key(canonical_params_json(row.params_json), to_string(row.fate), row.reason));
-  }
+  for (const TrialRecord& row : plan) keys.push_back(plan_fate_key(row));
   std::sort(keys.begin(), keys.end());
   return keys;
 }

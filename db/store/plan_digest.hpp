@@ -30,6 +30,9 @@ struct PlanDigest {
 std::string plan_fate_key(std::string_view params_json, std::string_view fate,
                           std::string_view reason);
 
+// One row's key, its params canonical (a JSON parse: callers with many rows may spread them).
+std::string plan_fate_key(const TrialRecord& row);
+
 // The plan_fate_key of every row of one plan (canonical params), sorted: the plan as a set of
 // fates, in any order of its rows.
 std::vector<std::string> plan_fate_keys(const std::vector<TrialRecord>& plan);

@@ -4,6 +4,7 @@
 
 #include "core/device_pointer.hpp"
 #include "templates/sparse_mla_decode/layout.h"
+#include "templates/sparse_mla_decode/schedule.h"
 
 namespace tuner::smla_family {
 
@@ -14,13 +15,37 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 constexpr std::size_t kAlignment = 256;  // partial_lse starts on a 256-byte boundary
 constexpr float kLog2e = 1.4426950408889634f;
 
+// Balanced: N CTAs over every row's tiles; num_splits is the most CTAs any row spans.
+bool plan_balanced(const DecodeDims& dims, const GeometryParams& params,
+                   const ClusterCapacity& capacity, SplitPlan& plan) {
+  const long long total_tiles =
+      static_cast<long long>(dims.batch) * plan.head_groups * plan.tiles_per_row;
+  if (params.schedule != smla::kScheduleBalanced) return false;
+  if (total_tiles >= (1LL << 31)) {  // the kernel counts tiles in int: no grid, so no launch
+    plan.num_splits = 0;
+    return true;
+  }
+  const int resident = capacity.at(1) > 0 ? capacity.at(1) : params.target_ctas;
+  plan.balanced_ctas = static_cast<int>(std::min<long long>(total_tiles, std::max(1, resident)));
+  const smla::Balance balance{total_tiles, plan.balanced_ctas, plan.tiles_per_row};
+  plan.num_splits = 1;
+  for (long long row = 0; row < total_tiles / plan.tiles_per_row; ++row) {
+    plan.num_splits = std::max(plan.num_splits, smla::row_parts(balance, row).count);
+  }
+  plan.requested_splits = plan.num_splits;
+  plan.tokens_per_split = 0;
+  return true;
+}
+
 }  // namespace
 
 SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params,
                      const ClusterCapacity& capacity) {
   SplitPlan plan;
+  plan.block_h = params.block_h;
   plan.head_groups = ceil_div(dims.local_heads, params.block_h);
-  const int tiles = ceil_div(dims.topk, params.block_t);
+  const int tiles = plan.tiles_per_row = ceil_div(dims.topk, params.block_t);
+  if (plan_balanced(dims, params, capacity, plan)) return plan;
   // Rounded down, so that the grid never exceeds TARGET_CTAS (unless one split already does): a
   // config tuned at one batch keeps its number of waves at the smaller batches the bucket rule
   // hands it (rounded up, the batch-32 winner made 140 CTAs on 132 SMs at batch 28: BENCHMARKS §9).
@@ -50,6 +75,12 @@ int combine_dim_chunks(int num_splits) {
   return chunks;
 }
 
+std::array<unsigned, 3> split_grid(const DecodeDims& dims, const SplitPlan& plan) {
+  if (plan.balanced_ctas > 0) return {static_cast<unsigned>(plan.balanced_ctas), 1u, 1u};
+  return {static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(plan.head_groups),
+          static_cast<unsigned>(dims.batch)};
+}
+
 std::array<unsigned, 3> combine_grid(const DecodeDims& dims, const SplitPlan& plan) {
   return {static_cast<unsigned>(dims.local_heads), static_cast<unsigned>(dims.batch),
           static_cast<unsigned>(combine_dim_chunks(plan.num_splits))};
@@ -72,6 +103,9 @@ smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dim
   split.tokens_per_split = plan.tokens_per_split;
   split.scale_log2 = softmax_scale * kLog2e;
   split.cluster_merge = plan.merges_in_cluster() ? 1 : 0;
+  split.balanced_ctas = plan.balanced_ctas;
+  split.head_groups = plan.head_groups;
+  split.tiles_per_row = plan.tiles_per_row;
   return split;
 }
 
@@ -86,6 +120,9 @@ smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims&
   combine.n_local_heads = dims.local_heads;
   combine.num_splits = plan.num_splits;
   combine.dim_chunks = combine_dim_chunks(plan.num_splits);
+  combine.balanced_ctas = plan.balanced_ctas;
+  combine.block_h = plan.block_h;
+  combine.tiles_per_row = plan.tiles_per_row;
   return combine;
 }
 

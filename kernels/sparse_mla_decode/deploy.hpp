@@ -25,6 +25,7 @@ struct GeometryParams {
   int block_h = 16;
   int target_ctas = 512;
   int merge = 0;  // smla::Merge (layout.h); the cluster merge caps the splits at a cluster's size
+  int schedule = 0;  // smla::Schedule (schedule.h)
 };
 
 // head_groups = ceil(local_heads / BLOCK_H); requested = clamp(floor(TARGET_CTAS / (batch x
@@ -37,6 +38,12 @@ struct SplitPlan {
   int num_splits = 0;        // <= requested_splits
   int tokens_per_split = 0;  // a multiple of BLOCK_T
   bool cluster = false;      // merge 2: the splits of a (head group, batch item) are one cluster
+  int block_h = 0;
+  int tiles_per_row = 0;  // ceil(topk / BLOCK_T)
+  // The balanced schedule's CTA count N (schedule.h; 0: per-row splits): one wave of the kernel's
+  // resident CTAs (capacity.at(1)), or TARGET_CTAS where that is not known, at most the tiles; then
+  // num_splits is the most parts of any row (the partials' stride).
+  int balanced_ctas = 0;
   bool merges_in_cluster() const { return cluster && num_splits > 1; }
   bool runs_combine() const { return num_splits > 1 && !cluster; }
   // The split grid's cluster size along x (1: an ordinary launch).
@@ -44,6 +51,9 @@ struct SplitPlan {
     return merges_in_cluster() ? static_cast<unsigned>(num_splits) : 1u;
   }
 };
+// The balanced schedule (schedule.h) ignores TARGET_CTAS on a device (its grid is one wave of the
+// resident CTAs); at 2^31 tiles or more (the kernel counts in int) it plans no grid (the driver
+// refuses the launch).
 // With the cluster merge and a known `capacity` (the split kernel's, on the launching device), the
 // splits are the most, up to that count, whose batch x head_groups clusters the device holds at
 // once (one wave of clusters; a cluster stays inside one GPC, so fewer fit than CTAs do), and one
@@ -62,6 +72,9 @@ struct DecodeBuffers {
   std::uint64_t partial_out = 0;
   std::uint64_t partial_lse = 0;
 };
+
+// The split grid (x, y, z): (num_splits, head_groups, batch), or (balanced_ctas, 1, 1).
+std::array<unsigned, 3> split_grid(const DecodeDims& dims, const SplitPlan& plan);
 
 smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dims,
                              const SplitPlan& plan, float softmax_scale);

@@ -125,6 +125,7 @@ std::vector<FrozenLaunch> frozen_launches(const Config& config,
   const std::string params = "{\"block_h\":" + std::to_string(kernel.block_h) +
                              ",\"block_t\":" + std::to_string(kernel.block_t) +
                              ",\"merge\":" + std::to_string(kernel.merge) +
+                             ",\"schedule\":" + std::to_string(kernel.schedule) +
                              ",\"target_ctas\":" + std::to_string(kernel.target_ctas) + "}";
   std::vector<FrozenLaunch> launches;
   for (const KvFormat format : formats) {

@@ -6,6 +6,7 @@
 #include "kernels/sparse_mla_decode/deploy.hpp"
 #include "kernels/sparse_mla_decode/resources.hpp"
 #include "templates/sparse_mla_decode/layout.h"
+#include "templates/sparse_mla_decode/schedule.h"
 
 namespace tuner::smla_family {
 
@@ -15,10 +16,10 @@ LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape,
   // The split count is deploy.hpp's (the serving launcher runs the same function).
   const DecodeDims dims{shape.batch, shape.n_local_heads(), shape.topk};
   const SplitPlan& plan = geometry.plan = split_plan(
-      dims, {config.block_t, config.block_h, config.target_ctas, config.merge}, clusters);
-  geometry.split_grid[0] = static_cast<unsigned>(plan.num_splits);
-  geometry.split_grid[1] = static_cast<unsigned>(plan.head_groups);
-  geometry.split_grid[2] = static_cast<unsigned>(shape.batch);
+      dims, {config.block_t, config.block_h, config.target_ctas, config.merge, config.schedule},
+      clusters);
+  const std::array<unsigned, 3> split = split_grid(dims, plan);
+  std::copy(split.begin(), split.end(), geometry.split_grid);
   const StaticBudget budget = static_budget(config, shape.kv_format);
   geometry.split_threads = static_cast<unsigned>(budget.threads_per_block);
   geometry.split_smem_bytes = static_cast<unsigned>(budget.smem_bytes_per_block);
@@ -33,6 +34,15 @@ std::string launch_facts_text(const KernelConfig& config, const Shape& shape) {
   const auto grid = [](const unsigned(&dims)[3]) {
     return std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
   };
+  const std::string order =
+      config.merge == smla::kMergeCombinePdl ? " order=programmatic" : " order=stream";
+  if (config.schedule == smla::kScheduleBalanced) {
+    // One wave of the kernel's resident CTAs on the launching device, whatever TARGET_CTAS says:
+    // the grid, the parts per row and the combine's grid follow from it, the batch and the shape.
+    return "split grid=balanced over one wave of resident CTAs block=" +
+           std::to_string(geometry.split_threads) +
+           " smem=" + std::to_string(geometry.split_smem_bytes) + " combine" + order;
+  }
   std::string text = "split grid=" + grid(geometry.split_grid) +
                      " block=" + std::to_string(geometry.split_threads) +
                      " smem=" + std::to_string(geometry.split_smem_bytes) +
@@ -41,8 +51,7 @@ std::string launch_facts_text(const KernelConfig& config, const Shape& shape) {
                      " cluster_merge=" + (geometry.plan.merges_in_cluster() ? "1" : "0");
   if (!geometry.runs_combine()) return text + " combine=none";
   return text + " combine grid=" + grid(geometry.combine_grid) +
-         " block=" + std::to_string(geometry.combine_threads) +
-         (config.merge == smla::kMergeCombinePdl ? " order=programmatic" : " order=stream");
+         " block=" + std::to_string(geometry.combine_threads) + order;
 }
 
 }  // namespace tuner::smla_family

@@ -6,6 +6,7 @@
 #include "kernels/sparse_mla_decode/serve_args.h"
 #include "kernels/sparse_mla_decode/space.hpp"
 #include "templates/sparse_mla_decode/layout.h"
+#include "templates/sparse_mla_decode/schedule.h"
 
 namespace tuner::smla_family {
 
@@ -19,6 +20,7 @@ constexpr int kBlockT = 0;
 constexpr int kBlockH = 1;
 constexpr int kTargetCtas = 2;
 constexpr int kMerge = 3;
+constexpr int kSchedule = 4;
 
 constexpr int kMaxGridY = 65535;  // grid.y and grid.z limits of cuLaunchKernel
 
@@ -51,7 +53,8 @@ Planned plan_launch(const BoundConfig& config, std::string_view shape_text, int 
   planned.plan = split_plan(
       planned.dims,
       {static_cast<int>(config.values[kBlockT]), static_cast<int>(config.values[kBlockH]),
-       static_cast<int>(config.values[kTargetCtas]), static_cast<int>(config.values[kMerge])},
+       static_cast<int>(config.values[kTargetCtas]), static_cast<int>(config.values[kMerge]),
+       static_cast<int>(config.values[kSchedule])},
       config.kernels[fp8 ? kSplitFp8 : kSplitBf16].clusters);
   return planned;
 }
@@ -66,6 +69,8 @@ BoundConfig bind(const KernelByRole& kernel, const ValueByName& value) {
   std::optional<std::int64_t> merge = value("merge");
   if (!merge) merge = value("pdl");
   bound.values[kMerge] = merge.value_or(smla::kMergeCombine);
+  // DBs frozen before `schedule` ran per-row splits (the cubin's kernel name says which it is).
+  bound.values[kSchedule] = value("schedule").value_or(smla::kScheduleSplits);
   return bound;
 }
 
@@ -108,11 +113,10 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
   smla::SplitParams split_params =
       pack_split(buffers, planned.dims, planned.plan, given.softmax_scale);
   void* split_args[] = {&split_params};
-  CUresult result =
-      launch_kernel(split.function, static_cast<unsigned>(planned.plan.num_splits),
-                    static_cast<unsigned>(planned.plan.head_groups), static_cast<unsigned>(batch),
-                    split.block_threads, split.dynamic_smem, stream, split_args,
-                    LaunchOrder::stream, planned.plan.cluster_x());
+  const std::array<unsigned, 3> split_dims = split_grid(planned.dims, planned.plan);
+  CUresult result = launch_kernel(split.function, split_dims[0], split_dims[1], split_dims[2],
+                                  split.block_threads, split.dynamic_smem, stream, split_args,
+                                  LaunchOrder::stream, planned.plan.cluster_x());
   if (result == CUDA_SUCCESS && planned.plan.runs_combine()) {
     smla::CombineParams combine_params = pack_combine(buffers, planned.dims, planned.plan);
     void* combine_args[] = {&combine_params};

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "templates/sparse_mla_decode/layout.h"
+#include "templates/sparse_mla_decode/schedule.h"
 
 namespace tuner::smla_family {
 
@@ -18,6 +19,7 @@ const std::vector<Parameter>& parameter_space() {
       {"ctas_per_sm", {1, 2, 3}, false},
       {"target_ctas", {128, 256, 512, 1024}, true},
       {"merge", {0, 1, 2}, true},
+      {"schedule", {0, 1}, false},
   };
   return space;
 }
@@ -43,7 +45,8 @@ KernelConfig from_config(const Config& config) {
                       value_or(config, "kv_unpack", 0),
                       value_or(config, "ctas_per_sm", 1),
                       config.at("target_ctas"),
-                      value_or(config, "merge", value_or(config, "pdl", 0))};
+                      value_or(config, "merge", value_or(config, "pdl", 0)),
+                      value_or(config, "schedule", 0)};
 }
 
 Config to_config(const KernelConfig& config) {
@@ -56,7 +59,8 @@ Config to_config(const KernelConfig& config) {
                  {"kv_unpack", config.kv_unpack},
                  {"ctas_per_sm", config.ctas_per_sm},
                  {"target_ctas", config.target_ctas},
-                 {"merge", config.merge}}};
+                 {"merge", config.merge},
+                 {"schedule", config.schedule}}};
 }
 
 std::string split_kernel_name(const KernelConfig& config, KvFormat kv_format) {
@@ -65,7 +69,8 @@ std::string split_kernel_name(const KernelConfig& config, KvFormat kv_format) {
            std::to_string(config.block_h) + ", " + std::to_string(config.num_warps) + ", " +
            std::to_string(config.num_stages) + ", " + std::to_string(static_cast<int>(kv_format)) +
            ", " + std::to_string(config.mma_path) + ", " + std::to_string(config.producers) + ", " +
-           std::to_string(config.kv_unpack) + ", " + std::to_string(config.ctas_per_sm) + ">";
+           std::to_string(config.kv_unpack) + ", " + std::to_string(config.ctas_per_sm) + ", " +
+           std::to_string(config.schedule) + ">";
   }
   return "sparse_mla_decode_split<" + std::to_string(config.block_t) + ", " +
          std::to_string(config.block_h) + ", " + std::to_string(config.num_warps) + ", " +
@@ -90,6 +95,12 @@ std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
   if (config.kv_unpack != 0 && (config.mma_path != 1 || kv_format != KvFormat::fp8_ds_mla)) {
     return "kv_unpack " + std::to_string(config.kv_unpack) +
            " (bitwise e4m3 unpack) makes f16 fragments of the fp8_ds_mla cache on mma_path 1";
+  }
+  if (config.schedule == smla::kScheduleBalanced && config.producers == 0) {
+    return "the balanced schedule (schedule 1) runs on producer-warp kernels (producers 1 or 2)";
+  }
+  if (config.schedule == smla::kScheduleBalanced && config.merge == smla::kMergeCluster) {
+    return "the cluster merge (merge 2) merges one row's splits in a cluster: schedule 0";
   }
   if (config.mma_path == 0) {
     if (config.producers > 0) return "producer warps need a pipelined path (mma_path 1 or 2)";
@@ -171,6 +182,12 @@ std::string measured_trim(const KernelConfig& config) {
     // winners' 2 x 64-token ring does not fit, can pick the cluster merge too.
     return "measured to lose: the cluster merge (merge 2) is swept on the 4 consumer + 2 producer "
            "warp kernels (every winner from batch 2 up runs them)";
+  }
+  if (config.schedule == smla::kScheduleBalanced && (config.num_warps != 4 || config.producers != 2)) {
+    // Not measured to lose: a second compiled kernel per structure would add its compile time to
+    // every cold sweep; the structure every winner from batch 2 up runs gets it first.
+    return "left out for compile time: the balanced schedule (schedule 1) is swept on the 4 "
+           "consumer + 2 producer warp kernels (every winner from batch 2 up runs them)";
   }
   return {};
 }

@@ -22,20 +22,21 @@ struct KernelConfig {
   int target_ctas = 512;  // launch-only: drives the split count
   int merge = 0;          // launch-only smla::Merge: combine kernel (0), the same as a programmatic
                   // dependent (1, was `pdl`), the splits as a cluster merging in shared memory (2)
+  int schedule = 0;  // smla::Schedule (schedule.h): per-row splits (0) or balanced tiles (1)
   bool operator==(const KernelConfig& other) const = default;
 };
 
 // BLOCK_T {16,32,64}, BLOCK_H {16,32,64}, NUM_WARPS {2,4,8}, NUM_STAGES {1,2,3,4,6,8},
 // MMA_PATH {0,1,2}, PRODUCERS {0,1,2}, KV_UNPACK {0,1,2}, CTAS_PER_SM {1,2,3},
-// TARGET_CTAS {128,256,512,1024} and MERGE {0,1,2} (launch-only).
+// TARGET_CTAS {128,256,512,1024} and MERGE {0,1,2} (launch-only), SCHEDULE {0,1}.
 const std::vector<Parameter>& parameter_space();
 
 // The seeds' baseline: BLOCK_T 16, BLOCK_H 16, 4 warps, 2 stages, mma_path 0 (dequantize through
 // shared memory), no producer warps, TARGET_CTAS 512.
 KernelConfig default_config();
 
-// Configs stored before mma_path/producers/kv_unpack/ctas_per_sm existed read as 0/0/0/1: the
-// kernel they measured; one stored with `pdl` (before `merge` replaced it) reads merge = pdl.
+// Configs stored before mma_path/producers/kv_unpack/ctas_per_sm/schedule existed read as
+// 0/0/0/1/0: the kernel they measured; one stored with `pdl` (before `merge` replaced it) reads merge = pdl.
 KernelConfig from_config(const Config& config);
 Config to_config(const KernelConfig& config);
 

@@ -11,12 +11,24 @@
 #include "common/ptx.cuh"
 #include "sparse_mla_decode/layout.h"
 #include "sparse_mla_decode/params.h"
+#include "sparse_mla_decode/schedule.h"
 
 namespace smla_combine {
 
 constexpr int kInFlight = 8;
 
 // sum over this thread's slice of w_s * partial_s[dims], w_s = exp(lse_s - max_lse) / weight_sum.
+// How many of the row's partial slots hold parts: every slot with per-row splits; under the
+// balanced schedule the CTAs that ran the row's tiles (1: the split kernel wrote the row out).
+__device__ __forceinline__ int parts_of_row(const smla::CombineParams& p) {
+  if (p.balanced_ctas == 0) return p.num_splits;
+  const int head_groups = (p.n_local_heads + p.block_h - 1) / p.block_h;
+  const long long row = static_cast<long long>(blockIdx.y) * head_groups + blockIdx.x / p.block_h;
+  const smla::Balance balance{static_cast<long long>(p.batch) * head_groups * p.tiles_per_row,
+                              p.balanced_ctas, p.tiles_per_row};
+  return smla::row_parts(balance, row).count;
+}
+
 __device__ __forceinline__ float4 slice_sum(const float* partials, const float* lse, int first,
                                             int step, int num_splits, float max_lse,
                                             float inv_weight_sum) {
@@ -50,13 +62,15 @@ __global__ void __launch_bounds__(NUM_THREADS)
     sparse_mla_decode_combine(const smla::CombineParams p) {
   static_assert(smla::kLatentDim == NUM_THREADS * 4, "a chunk's threads own 4 dims each");
   __shared__ float4 slice_sums[NUM_THREADS];
+  const int parts = smla_combine::parts_of_row(p);
+  if (parts == 1) return;  // a row one CTA ran: written out by the split kernel
   ptx::grid_dependency_wait();
   const float kNegInf = ptx::neg_inf();
   const long long bh = static_cast<long long>(blockIdx.y) * p.n_local_heads + blockIdx.x;
   const float* lse = p.partial_lse + bh * p.num_splits;
   // Every warp reduces the lse values itself (a handful of loads per lane): no block barrier.
   float max_lse = kNegInf;
-  for (int s = threadIdx.x % 32; s < p.num_splits; s += 32) max_lse = fmaxf(max_lse, lse[s]);
+  for (int s = threadIdx.x % 32; s < parts; s += 32) max_lse = fmaxf(max_lse, lse[s]);
   max_lse = ptx::warp_max(max_lse);
   const int groups = NUM_THREADS / p.dim_chunks;  // 4-dim groups per chunk
   const int group = threadIdx.x % groups;
@@ -69,11 +83,11 @@ __global__ void __launch_bounds__(NUM_THREADS)
     return;
   }
   float weight_sum = 0.f;
-  for (int s = threadIdx.x % 32; s < p.num_splits; s += 32) weight_sum += expf(lse[s] - max_lse);
+  for (int s = threadIdx.x % 32; s < parts; s += 32) weight_sum += expf(lse[s] - max_lse);
   weight_sum = ptx::warp_sum(weight_sum);
   const float* partials = p.partial_out + bh * p.num_splits * smla::kLatentDim + dim;
-  slice_sums[threadIdx.x] = smla_combine::slice_sum(partials, lse, slice, p.dim_chunks,
-                                                    p.num_splits, max_lse, 1.f / weight_sum);
+  slice_sums[threadIdx.x] = smla_combine::slice_sum(partials, lse, slice, p.dim_chunks, parts,
+                                                    max_lse, 1.f / weight_sum);
   __syncthreads();
   if (slice != 0) return;
   float4 sum = slice_sums[group];

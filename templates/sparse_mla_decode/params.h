@@ -20,6 +20,11 @@ struct SplitParams {
   float scale_log2;      // softmax_scale * log2(e)
   int cluster_merge;     // 1: launched as clusters of num_splits CTAs that merge in shared memory
                          // (cluster_merge.cuh; pipelined kernels only); partials unused
+  // schedule.h: 0 (kScheduleSplits) or the balanced schedule's CTA count N, then num_splits is the
+  // most parts of any row (the partials' stride) and tokens_per_split is unused.
+  int balanced_ctas;
+  int head_groups;    // ceil(n_local_heads / BLOCK_H)
+  int tiles_per_row;  // ceil(topk / BLOCK_T)
 };
 
 struct CombineParams {
@@ -31,6 +36,11 @@ struct CombineParams {
   int n_local_heads;
   int num_splits;
   int dim_chunks;  // gridDim.z: the 512 latent dims cut into 1, 2, 4 or 8 chunks (deploy.hpp)
+  // The split's balanced schedule (schedule.h), 0 for per-row splits: a row's parts are counted
+  // from it, and a row of one part was written out by the split kernel.
+  int balanced_ctas;
+  int block_h;
+  int tiles_per_row;
 };
 
 struct ReferenceParams {

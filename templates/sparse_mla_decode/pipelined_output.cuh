@@ -1,0 +1,100 @@
+#pragma once
+// The pipelined split kernel's output (split_pipelined.cuh): the accumulator's rows normalised,
+// as bf16 + lse for a row one CTA ran whole, otherwise as fp32 partials, for the combine kernel in
+// global memory or, in a cluster launch, into this CTA's exchange (cluster_merge.cuh).
+#include "sparse_mla_decode/pipelined_pv.cuh"
+#include "sparse_mla_decode/pipelined_work.cuh"
+
+namespace smla_pipe {
+
+// Output dims of accumulator element j (0..3 -> rows g, g, g+8, g+8) of n-tile n: fp8 caches
+// interleave even/odd dims per 16-dim chunk (see pv_block_16bit), bf16 caches are natural.
+template <int KV_FORMAT>
+__device__ __forceinline__ int output_dim(int first_dim, int n, int j) {
+  const int c = threadIdx.x % 4;
+  if (KV_FORMAT == smla::kFp8DsMla) return first_dim + (n / 2) * 16 + 4 * c + 2 * (j % 2) + n % 2;
+  return first_dim + n * 8 + 2 * c + j % 2;
+}
+
+// Calls pair(row, dim, lo, hi) for each two adjacent output dims this thread holds and lse(row,
+// value) once per row, normalised, for the rows below the local heads; value_scale undoes the
+// bitwise unpack's 2^-8 on V (1 otherwise).
+template <int BLOCK_H, int NUM_WARPS, int KV_FORMAT, typename Pair, typename Lse>
+__device__ __forceinline__ void for_each_output(Accumulator<BLOCK_H, NUM_WARPS>& acc,
+                                                int heads_left, float value_scale, Pair&& pair,
+                                                Lse&& lse) {
+  using Acc = Accumulator<BLOCK_H, NUM_WARPS>;
+  const int lane = threadIdx.x % 32;
+  const int first_dim = (threadIdx.x / 32) * (smla::kLatentDim / NUM_WARPS);
+#pragma unroll
+  for (int m = 0; m < Acc::kMTiles; ++m) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float sum = acc.row_sum[m][half];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const int row = m * 16 + lane / 4 + half * 8;
+      if (row >= heads_left) continue;
+      const float inv_sum = sum > 0.f ? value_scale / sum : 0.f;
+      // Two adjacent dims per store (8-byte partials, 4-byte bf16 pairs): n-tiles n, n + 1 of one
+      // element on fp8 caches, elements j, j + 1 of one n-tile on bf16 (see output_dim).
+      constexpr bool kPairTiles = KV_FORMAT == smla::kFp8DsMla;
+#pragma unroll
+      for (int n = 0; n < Acc::kNTiles; n += kPairTiles ? 2 : 1) {
+#pragma unroll
+        for (int j = half * 2; j < half * 2 + 2; j += kPairTiles ? 1 : 2) {
+          const float hi = kPairTiles ? acc.value[m][n + 1][j] : acc.value[m][n][j + 1];
+          pair(row, output_dim<KV_FORMAT>(first_dim, n, j), acc.value[m][n][j] * inv_sum,
+               hi * inv_sum);
+        }
+      }
+      if (threadIdx.x < 32 && lane % 4 == 0) {
+        lse(row, sum > 0.f ? (acc.row_max[m][half] + log2f(sum)) * 0.69314718055994531f
+                           : ptx::neg_inf());
+      }
+    }
+  }
+}
+
+// bf16 output + lse for one split; otherwise fp32 partials, for the combine kernel in global
+// memory or, in a cluster launch, into this CTA's exchange (cluster_merge.cuh). One code path with
+// generic pointers: a second copy of the loop for the exchange cost sm_120 registers and spills.
+template <int BLOCK_H, int NUM_WARPS, int KV_FORMAT>
+__device__ __forceinline__ void write_output(const smla::SplitParams& p,
+                                             Accumulator<BLOCK_H, NUM_WARPS>& acc,
+                                             unsigned char* smem, const RowWork& work,
+                                             float value_scale) {
+  constexpr smla::ExchangeLayout kExchange = smla::exchange_layout(BLOCK_H);
+  const long long first_bh =
+      static_cast<long long>(work.batch_item) * p.n_local_heads + work.first_head;
+  const bool single_split = work.whole_row;
+  float* partial = p.partial_out + (first_bh * p.num_splits + work.part) * smla::kLatentDim;
+  long long partial_row = static_cast<long long>(p.num_splits) * smla::kLatentDim;
+  float* lse_out = p.partial_lse + first_bh * p.num_splits + work.part;
+  int lse_row = p.num_splits;
+  if (p.cluster_merge) {
+    partial = reinterpret_cast<float*>(smem + kExchange.partial_offset);
+    partial_row = smla::kLatentDim;
+    lse_out = reinterpret_cast<float*>(smem + kExchange.lse_offset);
+    lse_row = 1;
+  }
+  for_each_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
+      acc, p.n_local_heads - work.first_head, value_scale,
+      [&](int row, int dim, float lo, float hi) {
+        if (single_split) {
+          *reinterpret_cast<unsigned*>(p.out + (first_bh + row) * smla::kLatentDim + dim) =
+              ptx::pack_bf16x2(lo, hi);
+        } else {
+          *reinterpret_cast<float2*>(partial + row * partial_row + dim) = make_float2(lo, hi);
+        }
+      },
+      [&](int row, float value) {
+        if (single_split) {
+          p.lse[first_bh + row] = value;
+        } else {
+          lse_out[row * lse_row] = value;
+        }
+      });
+}
+
+}  // namespace smla_pipe

@@ -1,0 +1,78 @@
+#pragma once
+// The pipelined split kernel's producer warps (split_pipelined.cuh): they walk the CTA's global
+// tiles (pipelined_work.cuh) and fill the ring with one bulk copy per row, handing stages over
+// through the full / empty mbarriers.
+#include "common/async.cuh"
+#include "sparse_mla_decode/layout.h"
+#include "sparse_mla_decode/pipelined_work.cuh"
+
+namespace smla_pipe {
+
+// Producers wait for a free stage most of a tile's time; asleep, not polling (see
+// ptx::mbarrier_wait_sleeping). The hint bounds one sleep; a completed phase wakes them sooner.
+constexpr unsigned kProducerSuspendNs = 20000;
+
+// Producer warps: per tile, wait until the consumers released the stage, publish the token ids
+// (zero rows for invalid ones, so no stale bytes reach a P.V of weight 0), announce the bytes and
+// issue one bulk copy per valid row.
+template <int BLOCK_T, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int PRODUCERS>
+__device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::SmemLayout& layout,
+                                        unsigned char* smem, const WorkRange& range) {
+  constexpr int kThreads = (PRODUCERS > 0 ? PRODUCERS : 1) * 32;
+  constexpr int kRowsPerThread = (BLOCK_T + kThreads - 1) / kThreads;
+  constexpr unsigned kRowBytes = smla::kv_row_bytes(KV_FORMAT);
+  const int thread = static_cast<int>(threadIdx.x) - NUM_WARPS * 32;
+  auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);
+  unsigned long long* empty = full + NUM_STAGES;
+  int next[kRowsPerThread];
+  auto fetch = [&](int tile) {
+    const bool in_range = tile < range.end_tile - range.first_tile;
+    const TileSource source =
+        tile_source<BLOCK_T>(p, in_range ? range.first_tile + tile : range.first_tile);
+#pragma unroll
+    for (int k = 0; k < kRowsPerThread; ++k) {
+      const int row = thread + k * kThreads;
+      const int pos = source.first_pos + row;
+      next[k] = in_range && row < BLOCK_T && pos < p.topk ? __ldg(source.index_row + pos) : -1;
+    }
+  };
+  fetch(0);
+  for (int tile = 0; tile < range.end_tile - range.first_tile; ++tile) {
+    const int stage = tile % NUM_STAGES;
+    if (tile >= NUM_STAGES) {
+      ptx::mbarrier_wait_sleeping<kProducerSuspendNs>(&empty[stage], ((tile / NUM_STAGES) - 1) & 1);
+    }
+    int ids[kRowsPerThread];
+    unsigned bytes = 0;
+    unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
+    int* tokens = reinterpret_cast<int*>(smem + layout.token_offset) + stage * BLOCK_T;
+#pragma unroll
+    for (int k = 0; k < kRowsPerThread; ++k) {
+      const int row = thread + k * kThreads;
+      ids[k] = next[k];
+      if (row >= BLOCK_T) continue;
+      tokens[row] = ids[k];
+      if (ids[k] >= 0) {
+        bytes += kRowBytes;
+      } else {
+        for (unsigned offset = 0; offset < kRowBytes; offset += 16) {
+          *reinterpret_cast<uint4*>(ring + row * layout.ring_row_stride + offset) =
+              make_uint4(0, 0, 0, 0);
+        }
+      }
+    }
+    ptx::mbarrier_arrive_expect_tx(&full[stage], bytes);
+#pragma unroll
+    for (int k = 0; k < kRowsPerThread; ++k) {
+      const int row = thread + k * kThreads;
+      if (row >= BLOCK_T || ids[k] < 0) continue;
+      ptx::bulk_copy_to_shared(ring + row * layout.ring_row_stride,
+                               p.kv + static_cast<long long>(ids[k]) * kRowBytes, kRowBytes,
+                               &full[stage]);
+    }
+    fetch(tile + 1);  // the next tile's ids load while this one's copies fly
+  }
+}
+
+
+}  // namespace smla_pipe

@@ -1,0 +1,79 @@
+#pragma once
+// The global tiles one CTA of the pipelined split kernel runs (schedule.h): a split of one row, or
+// under the balanced schedule a range that may cross rows. Producers and consumers walk the same
+// range, so the ring's stage and phase run on across rows. Tiles count in int: the host refuses
+// launches of 2^31 or more tiles (deploy.cpp's split_plan), and 32-bit indices keep the token
+// loop's registers where they were before rows could change inside it.
+#include "sparse_mla_decode/params.h"
+#include "sparse_mla_decode/schedule.h"
+
+namespace smla_pipe {
+
+struct WorkRange {
+  int first_tile;
+  int end_tile;
+};
+
+__device__ __forceinline__ smla::Balance balance_of(const smla::SplitParams& p) {
+  return {static_cast<long long>(p.batch) * p.head_groups * p.tiles_per_row, p.balanced_ctas,
+          p.tiles_per_row};
+}
+
+template <int BLOCK_T, int SCHEDULE>
+__device__ __forceinline__ WorkRange work_range(const smla::SplitParams& p) {
+  if (SCHEDULE == smla::kScheduleBalanced) {
+    const smla::Balance balance = balance_of(p);
+    const int cta = static_cast<int>(blockIdx.x);
+    return {static_cast<int>(smla::first_tile_of_cta(balance, cta)),
+            static_cast<int>(smla::first_tile_of_cta(balance, cta + 1))};
+  }
+  const int row = static_cast<int>(blockIdx.z) * p.head_groups + static_cast<int>(blockIdx.y);
+  const int tiles_per_split = p.tokens_per_split / BLOCK_T;
+  const int first = row * p.tiles_per_row + static_cast<int>(blockIdx.x) * tiles_per_split;
+  return {first, min(first + tiles_per_split, (row + 1) * p.tiles_per_row)};
+}
+
+// Where a global tile's token ids start: its batch item's index row and the tile's first position.
+struct TileSource {
+  const int* index_row;
+  int first_pos;
+};
+template <int BLOCK_T>
+__device__ __forceinline__ TileSource tile_source(const smla::SplitParams& p, int tile) {
+  const int row = tile / p.tiles_per_row;
+  return {p.indices + static_cast<long long>(row / p.head_groups) * p.topk,
+          (tile - row * p.tiles_per_row) * BLOCK_T};
+}
+
+// The end of the row of global tile `tile` within the range.
+__device__ __forceinline__ int row_end_tile(const smla::SplitParams& p, int tile,
+                                            const WorkRange& range) {
+  return min((tile / p.tiles_per_row + 1) * p.tiles_per_row, range.end_tile);
+}
+
+// The row of global tile `tile` as this CTA's output: the batch item, the head group's first head,
+// this CTA's part of the row, and whether it is the row's only part (written out as bf16).
+struct RowWork {
+  int batch_item;
+  int first_head;
+  int part;
+  bool whole_row;
+};
+template <int BLOCK_H, int SCHEDULE>
+__device__ __forceinline__ RowWork row_work(const smla::SplitParams& p, int tile) {
+  const int row = tile / p.tiles_per_row;
+  RowWork work;
+  work.batch_item = row / p.head_groups;
+  work.first_head = (row % p.head_groups) * BLOCK_H;
+  if (SCHEDULE == smla::kScheduleBalanced) {
+    const smla::RowParts parts = smla::row_parts(balance_of(p), row);
+    work.part = static_cast<int>(blockIdx.x) - parts.first_cta;
+    work.whole_row = parts.count == 1;
+  } else {
+    work.part = static_cast<int>(blockIdx.x);
+    work.whole_row = p.num_splits == 1;
+  }
+  return work;
+}
+
+}  // namespace smla_pipe

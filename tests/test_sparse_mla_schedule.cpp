@@ -1,0 +1,111 @@
+// The balanced schedule (templates/sparse_mla_decode/schedule.h) and its split plan, without a GPU.
+// The closed forms (which CTA holds a tile, which CTAs hold a row) are checked against a brute-force
+// walk over every tile; that walk takes each CTA's first tile from first_tile_of_cta, the formula
+// the kernel uses, so the balance property (every CTA gets floor or ceil of G / N tiles, the ranges
+// tile [0, G) in order) is checked on its own. The plans are computed by hand.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/cluster_capacity.hpp"
+#include "kernels/sparse_mla_decode/deploy.hpp"
+#include "templates/sparse_mla_decode/schedule.h"
+
+using namespace tuner;
+using namespace tuner::smla_family;
+
+TEST_CASE("balanced schedule: equal ranges, and the closed forms match a walk over every tile") {
+  int checked_rows = 0;
+  for (const int rows : {1, 3, 7, 64, 136}) {
+    for (const int tiles_per_row : {1, 5, 32, 128}) {
+      const long long total = static_cast<long long>(rows) * tiles_per_row;
+      for (const int ctas : {1, 2, 7, 131, 264, 1000}) {
+        if (ctas > total) continue;
+        CAPTURE(rows);
+        CAPTURE(tiles_per_row);
+        CAPTURE(ctas);
+        const smla::Balance balance{total, ctas, tiles_per_row};
+        std::vector<int> owner(static_cast<std::size_t>(total), -1);
+        long long expected_first = 0;
+        for (int cta = 0; cta < ctas; ++cta) {
+          const long long first = smla::first_tile_of_cta(balance, cta);
+          const long long end = smla::first_tile_of_cta(balance, cta + 1);
+          REQUIRE(first == expected_first);  // in order, no gap, no overlap
+          CHECK(end - first >= total / ctas);
+          CHECK(end - first <= (total + ctas - 1) / ctas);
+          for (long long tile = first; tile < end; ++tile) owner[tile] = cta;
+          expected_first = end;
+        }
+        REQUIRE(expected_first == total);
+        for (long long tile = 0; tile < total; ++tile) {
+          REQUIRE(smla::cta_of_tile(balance, tile) == owner[tile]);
+        }
+        for (int row = 0; row < rows; ++row) {
+          const auto begin = owner.begin() + static_cast<long long>(row) * tiles_per_row;
+          std::vector<int> ctas_of_row(begin, begin + tiles_per_row);
+          ctas_of_row.erase(std::unique(ctas_of_row.begin(), ctas_of_row.end()),
+                            ctas_of_row.end());
+          const smla::RowParts parts = smla::row_parts(balance, row);
+          CHECK(parts.first_cta == ctas_of_row.front());
+          CHECK(parts.count == static_cast<int>(ctas_of_row.size()));
+          ++checked_rows;
+        }
+      }
+    }
+  }
+  CHECK(checked_rows > 1000);
+}
+
+namespace {
+
+ClusterCapacity resident(int ctas) {
+  ClusterCapacity capacity;
+  capacity.clusters[1] = ctas;
+  return capacity;
+}
+
+}  // namespace
+
+TEST_CASE("balanced split plan: one wave of resident CTAs, parts per row by hand") {
+  // 16 local heads, BLOCK_H 16 (one head group), BLOCK_T 64, topk 2048: 32 tiles per row.
+  const GeometryParams balanced{64, 16, 1024, 0, 1};
+  const ClusterCapacity h200 = resident(264);
+  // Batch 132: 4224 tiles over 264 CTAs = 16 each, two CTAs per row.
+  SplitPlan plan = split_plan({132, 16, 2048}, balanced, h200);
+  CHECK(plan.balanced_ctas == 264);
+  CHECK(plan.num_splits == 2);
+  CHECK(plan.runs_combine());
+  CHECK(split_grid({132, 16, 2048}, plan) == std::array<unsigned, 3>{264, 1, 1});
+  // Batch 264: one row per CTA, every row whole: no partials, no combine.
+  plan = split_plan({264, 16, 2048}, balanced, h200);
+  CHECK(plan.num_splits == 1);
+  CHECK_FALSE(plan.runs_combine());
+  CHECK(workspace_layout({264, 16, 2048}, plan).bytes == 0);
+  // Batch 528: two whole rows per CTA.
+  plan = split_plan({528, 16, 2048}, balanced, h200);
+  CHECK(plan.balanced_ctas == 264);
+  CHECK(plan.num_splits == 1);
+  // Batch 4: 128 tiles, fewer than the resident CTAs: one tile per CTA, 32 parts per row.
+  plan = split_plan({4, 16, 2048}, balanced, h200);
+  CHECK(plan.balanced_ctas == 128);
+  CHECK(plan.num_splits == 32);
+  // Batch 136: 4352 tiles over 264 CTAs, 16 or 17 each (CTA c starts at floor(c x 16.48): 0, 16,
+  // 32, 49, 65, 82, 98, ...). Row 2 = tiles [64, 96) spans CTA 3 [49, 65), 4 [65, 82) and
+  // 5 [82, 98): three parts.
+  plan = split_plan({136, 16, 2048}, balanced, h200);
+  CHECK(plan.num_splits == 3);
+  // Without a device the resident count is unknown: TARGET_CTAS stands in for it.
+  plan = split_plan({132, 16, 2048}, balanced);
+  CHECK(plan.balanced_ctas == 1024);
+  // Two head groups (32 local heads) double the rows.
+  plan = split_plan({132, 32, 2048}, balanced, h200);
+  CHECK(plan.head_groups == 2);
+  CHECK(plan.num_splits == 1);  // 8448 tiles = 264 x 32: one whole row per CTA
+  CHECK(split_grid({132, 32, 2048}, plan) == std::array<unsigned, 3>{264, 1, 1});
+  // Per-row splits are untouched by the resident count.
+  const SplitPlan per_row = split_plan({132, 16, 2048}, {64, 16, 1024, 0, 0}, h200);
+  CHECK(per_row.balanced_ctas == 0);
+  // floor(1024 / 132) = 7 splits of ceil(32 / 7) = 5 tiles: 7 splits.
+  CHECK(split_grid({132, 16, 2048}, per_row) == std::array<unsigned, 3>{7, 1, 132});
+}
