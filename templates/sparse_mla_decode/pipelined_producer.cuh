@@ -15,7 +15,7 @@ constexpr unsigned kProducerSuspendNs = 20000;
 // Producer warps: per tile, wait until the consumers released the stage, publish the token ids
 // (zero rows for invalid ones, so no stale bytes reach a P.V of weight 0), announce the bytes and
 // issue one bulk copy per valid row.
-template <int BLOCK_T, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int PRODUCERS>
+template <int BLOCK_T, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int PRODUCERS, int SCHEDULE>
 __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::SmemLayout& layout,
                                         unsigned char* smem, const WorkRange& range) {
   constexpr int kThreads = (PRODUCERS > 0 ? PRODUCERS : 1) * 32;
@@ -27,8 +27,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
   int next[kRowsPerThread];
   auto fetch = [&](int tile) {
     const bool in_range = tile < range.end_tile - range.first_tile;
-    const TileSource source =
-        tile_source<BLOCK_T>(p, in_range ? range.first_tile + tile : range.first_tile);
+    const TileSource source = tile_source<BLOCK_T, SCHEDULE>(p, range, in_range ? tile : 0);
 #pragma unroll
     for (int k = 0; k < kRowsPerThread; ++k) {
       const int row = thread + k * kThreads;

@@ -12,6 +12,10 @@ namespace smla_pipe {
 struct WorkRange {
   int first_tile;
   int end_tile;
+  // Per-row splits: the row's index row and this split's first position, so that the tiles'
+  // positions need no division (schedule 0 then compiles to what it was before rows could change).
+  const int* index_row;
+  int first_pos;
 };
 
 __device__ __forceinline__ smla::Balance balance_of(const smla::SplitParams& p) {
@@ -25,34 +29,43 @@ __device__ __forceinline__ WorkRange work_range(const smla::SplitParams& p) {
     const smla::Balance balance = balance_of(p);
     const int cta = static_cast<int>(blockIdx.x);
     return {static_cast<int>(smla::first_tile_of_cta(balance, cta)),
-            static_cast<int>(smla::first_tile_of_cta(balance, cta + 1))};
+            static_cast<int>(smla::first_tile_of_cta(balance, cta + 1)), nullptr, 0};
   }
   const int row = static_cast<int>(blockIdx.z) * p.head_groups + static_cast<int>(blockIdx.y);
   const int tiles_per_split = p.tokens_per_split / BLOCK_T;
   const int first = row * p.tiles_per_row + static_cast<int>(blockIdx.x) * tiles_per_split;
-  return {first, min(first + tiles_per_split, (row + 1) * p.tiles_per_row)};
+  return {first, min(first + tiles_per_split, (row + 1) * p.tiles_per_row),
+          p.indices + static_cast<long long>(blockIdx.z) * p.topk,
+          static_cast<int>(blockIdx.x) * p.tokens_per_split};
 }
 
-// Where a global tile's token ids start: its batch item's index row and the tile's first position.
+// Where the token ids of the range's tile `tile` (counted from the range's first) start: its batch
+// item's index row and the tile's first position.
 struct TileSource {
   const int* index_row;
   int first_pos;
 };
-template <int BLOCK_T>
-__device__ __forceinline__ TileSource tile_source(const smla::SplitParams& p, int tile) {
-  const int row = tile / p.tiles_per_row;
+template <int BLOCK_T, int SCHEDULE>
+__device__ __forceinline__ TileSource tile_source(const smla::SplitParams& p,
+                                                  const WorkRange& range, int tile) {
+  if (SCHEDULE == smla::kScheduleSplits) return {range.index_row, range.first_pos + tile * BLOCK_T};
+  const int global = range.first_tile + tile;
+  const int row = global / p.tiles_per_row;
   return {p.indices + static_cast<long long>(row / p.head_groups) * p.topk,
-          (tile - row * p.tiles_per_row) * BLOCK_T};
+          (global - row * p.tiles_per_row) * BLOCK_T};
 }
 
-// The end of the row of global tile `tile` within the range.
-__device__ __forceinline__ int row_end_tile(const smla::SplitParams& p, int tile,
-                                            const WorkRange& range) {
-  return min((tile / p.tiles_per_row + 1) * p.tiles_per_row, range.end_tile);
+// The end (counted from the range's first tile) of the row that the range's tile `tile` is in.
+template <int SCHEDULE>
+__device__ __forceinline__ int row_end_tile(const smla::SplitParams& p, const WorkRange& range,
+                                            int tile) {
+  if (SCHEDULE == smla::kScheduleSplits) return range.end_tile - range.first_tile;
+  const int global = range.first_tile + tile;
+  return min((global / p.tiles_per_row + 1) * p.tiles_per_row, range.end_tile) - range.first_tile;
 }
 
-// The row of global tile `tile` as this CTA's output: the batch item, the head group's first head,
-// this CTA's part of the row, and whether it is the row's only part (written out as bf16).
+// The row of the range's tile `tile` as this CTA's output: the batch item, the head group's first
+// head, this CTA's part of the row, and whether it is the row's only part (written out as bf16).
 struct RowWork {
   int batch_item;
   int first_head;
@@ -60,20 +73,16 @@ struct RowWork {
   bool whole_row;
 };
 template <int BLOCK_H, int SCHEDULE>
-__device__ __forceinline__ RowWork row_work(const smla::SplitParams& p, int tile) {
-  const int row = tile / p.tiles_per_row;
-  RowWork work;
-  work.batch_item = row / p.head_groups;
-  work.first_head = (row % p.head_groups) * BLOCK_H;
-  if (SCHEDULE == smla::kScheduleBalanced) {
-    const smla::RowParts parts = smla::row_parts(balance_of(p), row);
-    work.part = static_cast<int>(blockIdx.x) - parts.first_cta;
-    work.whole_row = parts.count == 1;
-  } else {
-    work.part = static_cast<int>(blockIdx.x);
-    work.whole_row = p.num_splits == 1;
+__device__ __forceinline__ RowWork row_work(const smla::SplitParams& p, const WorkRange& range,
+                                            int tile) {
+  if (SCHEDULE == smla::kScheduleSplits) {
+    return {static_cast<int>(blockIdx.z), static_cast<int>(blockIdx.y) * BLOCK_H,
+            static_cast<int>(blockIdx.x), p.num_splits == 1};
   }
-  return work;
+  const int row = (range.first_tile + tile) / p.tiles_per_row;
+  const smla::RowParts parts = smla::row_parts(balance_of(p), row);
+  return {row / p.head_groups, (row % p.head_groups) * BLOCK_H,
+          static_cast<int>(blockIdx.x) - parts.first_cta, parts.count == 1};
 }
 
 }  // namespace smla_pipe

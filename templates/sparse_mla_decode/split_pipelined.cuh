@@ -155,7 +155,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   auto fetch_ids = [&](int tile) {
     const bool in_range = tile < num_tiles;
     const smla_pipe::TileSource source =
-        smla_pipe::tile_source<BLOCK_T>(p, range.first_tile + (in_range ? tile : 0));
+        smla_pipe::tile_source<BLOCK_T, SCHEDULE>(p, range, in_range ? tile : 0);
     next_ids.fetch(source.index_row, source.first_pos, in_range ? p.topk : 0);
   };
   if (PRODUCERS > 0) {
@@ -179,12 +179,12 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     fetch_ids(NUM_STAGES - 1);
   }
   smla_pipe::prepare_q<BLOCK_H, kThreads, KV_FORMAT, MMA, UNPACK>(
-      p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range.first_tile));
+      p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, 0));
   __syncthreads();
   if constexpr (PRODUCERS > 0) {
     if (threadIdx.x >= kConsumerThreads) {
-      smla_pipe::produce<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS>(p, layout, smem,
-                                                                               range);
+      smla_pipe::produce<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS, SCHEDULE>(
+          p, layout, smem, range);
       if (p.cluster_merge) smla_cluster::cluster_producer_exit();
       return;
     }
@@ -203,7 +203,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
         acc.value[m][n][0] = acc.value[m][n][1] = acc.value[m][n][2] = acc.value[m][n][3] = 0.f;
       }
     }
-    const int row_end = smla_pipe::row_end_tile(p, range.first_tile + tile, range) - range.first_tile;
+    const int row_end = smla_pipe::row_end_tile<SCHEDULE>(p, range, tile);
     for (; tile < row_end; ++tile) {
       const int stage = tile % NUM_STAGES;
       if (PRODUCERS > 0) {
@@ -235,8 +235,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
       }
     }
     const bool last_row = SCHEDULE == smla::kScheduleSplits || tile == num_tiles;
-    const smla_pipe::RowWork work =
-        smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range.first_tile + tile - 1);
+    const smla_pipe::RowWork work = smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, tile - 1);
     if (last_row && p.cluster_merge) {
       constexpr bool kExchangeOverBarriers =
           PRODUCERS > 0 && smla::exchange_layout(BLOCK_H).total_bytes > layout.barrier_offset;
@@ -254,7 +253,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     if (last_row) break;
     // The next row's q, once every consumer is past this row's last scores (the tile's barrier).
     smla_pipe::prepare_q<BLOCK_H, kConsumerThreads, KV_FORMAT, MMA, UNPACK>(
-        p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range.first_tile + tile));
+        p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, tile));
     ptx::named_barrier_sync(1, kConsumerThreads);
   }
   if (SCHEDULE == smla::kScheduleSplits && p.cluster_merge) {  // one row
