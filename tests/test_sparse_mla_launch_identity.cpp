@@ -65,7 +65,8 @@ std::vector<KernelConfig> launch_variants(int block_h, int block_t, int num_stag
 }
 
 // The launches are recorded as a GPU makes them: with the kernel's resident CTAs known (the
-// balanced schedule's grid; 264 = 2 CTAs x 132 SMs), cluster sizes left unknown (no cap on merge 2).
+// balanced schedule's grid; 264 = 2 CTAs x 132 SMs), cluster sizes left unknown (no cap on merge
+// 2).
 ClusterCapacity resident_ctas_only() {
   ClusterCapacity capacity;
   capacity.clusters[1] = 264;
@@ -109,23 +110,23 @@ TEST_CASE("launch identity: equal exactly when the serving launches are equal") 
   for (const KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
     for (const auto& [heads, bh, bt, ns, np] : kernels) {
       for (const int schedule : {0, 1}) {
-      if (schedule == 1 && np == 0) continue;  // the balanced schedule runs on producer warps
-      const std::vector<KernelConfig> variants = launch_variants(bh, bt, ns, np, schedule);
-      for (const int batch : {1, 7, 64, 128, 512}) {
-        for (std::size_t i = 0; i < variants.size(); ++i) {
-          const auto first = test::serving_launches(variants[i], kv, batch, heads, capacity);
-          for (std::size_t j = i + 1; j < variants.size(); ++j) {
-            CAPTURE(describe(to_config(variants[i])));
-            CAPTURE(describe(to_config(variants[j])));
-            CAPTURE(batch);
-            const bool same = same_recorded(
-                first, test::serving_launches(variants[j], kv, batch, heads, capacity));
-            CHECK(same == (identity(variants[i], kv, batch, heads) ==
-                           identity(variants[j], kv, batch, heads)));
-            (same ? equal_pairs : distinct_pairs) += 1;
+        if (schedule == 1 && np == 0) continue;  // the balanced schedule runs on producer warps
+        const std::vector<KernelConfig> variants = launch_variants(bh, bt, ns, np, schedule);
+        for (const int batch : {1, 7, 64, 128, 512}) {
+          for (std::size_t i = 0; i < variants.size(); ++i) {
+            const auto first = test::serving_launches(variants[i], kv, batch, heads, capacity);
+            for (std::size_t j = i + 1; j < variants.size(); ++j) {
+              CAPTURE(describe(to_config(variants[i])));
+              CAPTURE(describe(to_config(variants[j])));
+              CAPTURE(batch);
+              const bool same = same_recorded(
+                  first, test::serving_launches(variants[j], kv, batch, heads, capacity));
+              CHECK(same == (identity(variants[i], kv, batch, heads) ==
+                             identity(variants[j], kv, batch, heads)));
+              (same ? equal_pairs : distinct_pairs) += 1;
+            }
           }
         }
-      }
       }
     }
   }

@@ -1,8 +1,8 @@
 // The balanced schedule (templates/sparse_mla_decode/schedule.h) and its split plan, without a GPU.
-// The closed forms (which CTA holds a tile, which CTAs hold a row) are checked against a brute-force
-// walk over every tile; that walk takes each CTA's first tile from first_tile_of_cta, the formula
-// the kernel uses, so the balance property (every CTA gets floor or ceil of G / N tiles, the ranges
-// tile [0, G) in order) is checked on its own. The plans are computed by hand.
+// The closed forms (which CTA holds a tile, which CTAs hold a row) are checked against a
+// brute-force walk over every tile; that walk takes each CTA's first tile from first_tile_of_cta,
+// the formula the kernel uses, so the balance property (every CTA gets floor or ceil of G / N
+// tiles, the ranges tile [0, G) in order) is checked on its own. The plans are computed by hand.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -44,8 +44,7 @@ TEST_CASE("balanced schedule: equal ranges, and the closed forms match a walk ov
         for (int row = 0; row < rows; ++row) {
           const auto begin = owner.begin() + static_cast<long long>(row) * tiles_per_row;
           std::vector<int> ctas_of_row(begin, begin + tiles_per_row);
-          ctas_of_row.erase(std::unique(ctas_of_row.begin(), ctas_of_row.end()),
-                            ctas_of_row.end());
+          ctas_of_row.erase(std::unique(ctas_of_row.begin(), ctas_of_row.end()), ctas_of_row.end());
           const smla::RowParts parts = smla::row_parts(balance, row);
           CHECK(parts.first_cta == ctas_of_row.front());
           CHECK(parts.count == static_cast<int>(ctas_of_row.size()));

@@ -183,7 +183,8 @@ std::string measured_trim(const KernelConfig& config) {
     return "measured to lose: the cluster merge (merge 2) is swept on the 4 consumer + 2 producer "
            "warp kernels (every winner from batch 2 up runs them)";
   }
-  if (config.schedule == smla::kScheduleBalanced && (config.num_warps != 4 || config.producers != 2)) {
+  if (config.schedule == smla::kScheduleBalanced &&
+      (config.num_warps != 4 || config.producers != 2)) {
     // Not measured to lose: a second compiled kernel per structure would add its compile time to
     // every cold sweep; the structure every winner from batch 2 up runs gets it first.
     return "left out for compile time: the balanced schedule (schedule 1) is swept on the 4 "

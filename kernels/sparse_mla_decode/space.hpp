@@ -36,7 +36,8 @@ const std::vector<Parameter>& parameter_space();
 KernelConfig default_config();
 
 // Configs stored before mma_path/producers/kv_unpack/ctas_per_sm/schedule existed read as
-// 0/0/0/1/0: the kernel they measured; one stored with `pdl` (before `merge` replaced it) reads merge = pdl.
+// 0/0/0/1/0: the kernel they measured; one stored with `pdl` (before `merge` replaced it) reads
+// merge = pdl.
 KernelConfig from_config(const Config& config);
 Config to_config(const KernelConfig& config);
 

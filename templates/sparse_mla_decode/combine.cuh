@@ -86,8 +86,8 @@ __global__ void __launch_bounds__(NUM_THREADS)
   for (int s = threadIdx.x % 32; s < parts; s += 32) weight_sum += expf(lse[s] - max_lse);
   weight_sum = ptx::warp_sum(weight_sum);
   const float* partials = p.partial_out + bh * p.num_splits * smla::kLatentDim + dim;
-  slice_sums[threadIdx.x] = smla_combine::slice_sum(partials, lse, slice, p.dim_chunks, parts,
-                                                    max_lse, 1.f / weight_sum);
+  slice_sums[threadIdx.x] =
+      smla_combine::slice_sum(partials, lse, slice, p.dim_chunks, parts, max_lse, 1.f / weight_sum);
   __syncthreads();
   if (slice != 0) return;
   float4 sum = slice_sums[group];

@@ -73,5 +73,4 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
   }
 }
 
-
 }  // namespace smla_pipe

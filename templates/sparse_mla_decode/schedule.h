@@ -37,9 +37,8 @@ SMLA_HD constexpr long long first_tile_of_cta(const Balance& balance, int cta) {
 // The CTA whose range holds global tile g: the largest c with floor(c G / N) <= g, i.e.
 // c = ceil((g + 1) N / G) - 1.
 SMLA_HD constexpr int cta_of_tile(const Balance& balance, long long tile) {
-  return static_cast<int>(((tile + 1) * balance.ctas + balance.total_tiles - 1) /
-                              balance.total_tiles -
-                          1);
+  return static_cast<int>(
+      ((tile + 1) * balance.ctas + balance.total_tiles - 1) / balance.total_tiles - 1);
 }
 
 // The CTAs that hold a row's tiles: parts first_cta .. first_cta + count - 1; a CTA's part index

@@ -220,15 +220,16 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
         ptx::cp_async_commit();
       }
       const unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
-      const int* tokens = reinterpret_cast<const int*>(smem + layout.token_offset) + stage * BLOCK_T;
+      const int* tokens =
+          reinterpret_cast<const int*>(smem + layout.token_offset) + stage * BLOCK_T;
       float* scores =
           reinterpret_cast<float*>(smem + layout.scores_offset) +
           (tile % layout.score_buffers) * layout.ksplit * BLOCK_H * layout.scores_row_stride;
       smla_pipe::compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(
           layout, smem, ring, tokens, scores, p.scale_log2);
       ptx::named_barrier_sync(1, kConsumerThreads);
-      smla_pipe::softmax_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, scores, ring,
-                                                                                 acc);
+      smla_pipe::softmax_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, scores,
+                                                                                 ring, acc);
       if (PRODUCERS > 0) {
         __syncwarp();
         if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&empty[stage]);
@@ -257,8 +258,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     ptx::named_barrier_sync(1, kConsumerThreads);
   }
   if (SCHEDULE == smla::kScheduleSplits && p.cluster_merge) {  // one row
-    smla_cluster::merge_in_cluster<BLOCK_H, kConsumerThreads>(smem, p.out, p.lse, p.n_local_heads,
-                                                              p.num_splits, blockIdx.z,
-                                                              blockIdx.y * BLOCK_H);
+    smla_cluster::merge_in_cluster<BLOCK_H, kConsumerThreads>(
+        smem, p.out, p.lse, p.n_local_heads, p.num_splits, blockIdx.z, blockIdx.y * BLOCK_H);
   }
 }
