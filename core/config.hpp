@@ -27,7 +27,7 @@ struct Config {
 // Every member of the cross product, the last parameter varying fastest.
 std::vector<Config> cross_product(const std::vector<Parameter>& space);
 
-// Canonical JSON object text: keys sorted, compact, integers ({"block_h":16,"block_t":16,...}).
+// Canonical JSON object text: keys sorted, compact, integers ({"name_a":16,"name_b":4,...}).
 // Used as the DB key and in cache keys, so equal configs always give equal text.
 std::string to_json(const Config& config);
 // Parses to_json's output (or any flat JSON object of integers); throws InputError when malformed.
@@ -36,7 +36,7 @@ Config config_from_json(std::string_view json);
 // The compile key: the config without its launch-only parameters, as canonical JSON.
 std::string compile_key(const Config& config, const std::vector<Parameter>& space);
 
-// "block_t=16 block_h=16 num_warps=4 ..." for tables and messages.
+// "name_a=16 name_b=4 ..." for tables and messages.
 std::string describe(const Config& config);
 
 struct ConfigHash {

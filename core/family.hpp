@@ -68,7 +68,7 @@ struct FrozenLaunch {
   int block_threads = 0;
   int dynamic_smem = 0;      // bytes each launch asks for
   int max_dynamic_smem = 0;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES to set at load
-  // The config values the family's deploy geometry reads, canonical JSON ({"block_t":16,...}).
+  // The config values the family's deploy geometry reads, canonical JSON ({"name_a":16,...}).
   std::string launch_params_json;
 };
 

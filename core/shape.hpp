@@ -1,7 +1,7 @@
 #pragma once
 // A problem shape as data: a family's dimensions as name -> value pairs (values are decimal
 // integers or identifiers). The canonical text, "name=value" pairs sorted by name and joined by
-// ',' (e.g. "heads=16,topk=2048"), is what the store, the
+// ',' (e.g. "m=64,n=2048"), is what the store, the
 // frozen DB and the runtime lookup key on. Families build shapes (Family::canonicalize); nothing
 // else knows what the dimensions mean.
 #include <map>

@@ -190,7 +190,7 @@ TEST_CASE("store: trials must be consistent with their stage") {
     trial.params_json = R"({"block_t":32.5})";
     CHECK_THROWS_WITH_AS(store.record_trial(trial),
                          "params_json '{\"block_t\":32.5}' is not a flat JSON object of "
-                         "integers (e.g. {\"block_t\":16})",
+                         "integers (e.g. {\"name_a\":16})",
                          DbInputError);
   }
   SUBCASE("a source never added") {

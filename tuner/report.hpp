@@ -34,7 +34,7 @@ struct SeriesKey {
 std::string describe(const SeriesKey& key);
 // A file-name-safe name of the series, the same one scripts/plot_report.py gives its PNGs.
 std::string series_slug(const SeriesKey& key);
-// {"block_t":32,"num_warps":4} -> "bt32 nw4": each name's initials, then the value.
+// {"tile_m":32,"num_warps":4} -> "tm32 nw4": each name's initials, then the value.
 std::string compact_params(const std::string& params_json);
 
 // The outcome at one batch of one series: what a run decided (or the store holds now).

@@ -37,7 +37,7 @@ std::string canonical_params_json(std::string_view params_json) {
   std::optional<std::string> canonical = tunedb::canonical_params_json(params_json);
   if (!canonical) {
     throw DbInputError("params_json '" + std::string(params_json) +
-                       "' is not a flat JSON object of integers (e.g. {\"block_t\":16})");
+                       "' is not a flat JSON object of integers (e.g. {\"name_a\":16})");
   }
   return *canonical;
 }

@@ -28,7 +28,7 @@ enum class OnDuplicate {
   replace,  // delete the old row and insert the new one in one transaction (--force)
 };
 
-// The canonical form of a parameter object ({"block_h":16,"block_t":16}: sorted, compact,
+// The canonical form of a parameter object ({"name_a":16,"name_b":4}: sorted, compact,
 // integers only). Throws DbInputError naming the text when it is not a flat object of integers.
 std::string canonical_params_json(std::string_view params_json);
 

@@ -65,7 +65,7 @@ tunedb_status not_canonical(const char* shape) noexcept {
     last_error = std::string("tunedb_lookup: shape '") + shape + "' is not canonical (" +
                  tunedb::shape_problem(shape).value_or("?") +
                  "): write name=value pairs sorted by name, joined by ',' without spaces, e.g. "
-                 "'heads=16,topk=2048' (the text `tuner query` prints)";
+                 "'m=64,n=2048' (the text `tuner query` prints)";
   } catch (...) {
   }
   return TUNEDB_ERROR_INPUT;

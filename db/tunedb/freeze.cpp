@@ -190,7 +190,7 @@ class Freezer {
       if (!canonical) {
         throw DbInputError("default config for family '" + given.family + "' is '" +
                            given.params_json +
-                           "': pass a flat JSON object of integers, e.g. {\"block_t\":16}");
+                           "': pass a flat JSON object of integers, e.g. {\"name_a\":16}");
       }
       defaults[given.family] = *canonical;
     }

@@ -1,6 +1,6 @@
 #pragma once
 // Kernel parameters as stored: a flat JSON object of integers in canonical form (keys sorted,
-// compact, no spaces: {"block_h":16,"block_t":16}). Parsed here without a JSON library because
+// compact, no spaces: {"name_a":16,"name_b":4}). Parsed here without a JSON library because
 // tunedb depends on SQLite only.
 #include <cstdint>
 #include <optional>

@@ -1,6 +1,6 @@
 #pragma once
 // Shapes as the DB keys them: canonical text, "name=value" pairs sorted by name and joined by ','
-// (e.g. "heads=16,topk=2048"). Names are [a-z0-9_]+, values
+// (e.g. "m=64,n=2048"). Names are [a-z0-9_]+, values
 // [A-Za-z0-9_.-]+ and integers are written without sign or leading zeros. The families build this
 // text (tuner's Family::canonicalize); tunedb only checks and assembles it, knowing no family.
 #include <map>

@@ -53,7 +53,7 @@ ShapeHandle resolve_shape(const TuningDb& db, std::string_view family, std::stri
     throw DbInputError("shape '" + std::string(shape) + "' is not canonical (" +
                        shape_problem(shape).value_or("?") +
                        "): write name=value pairs sorted by name, joined by ',' without spaces, "
-                       "e.g. 'heads=16,topk=2048' (the text `tuner query` prints)");
+                       "e.g. 'm=64,n=2048' (the text `tuner query` prints)");
   }
   ShapeHandle handle;
   handle.table_ = build_table(db, family, arch, shape);
@@ -78,7 +78,7 @@ void ShapeHandle::refuse(int batch) const {
   }
   throw DbInputError("batch " + std::to_string(batch) +
                      " is not a batch size: pass a batch of 1 or more (the number of sequences "
-                     "the kernel decodes in this launch)");
+                     "the launch serves)");
 }
 
 }  // namespace tunedb

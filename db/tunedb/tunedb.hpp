@@ -47,7 +47,7 @@ struct Param {
 // One kernel configuration. Lives as long as the TuningDb that returned it.
 struct Config {
   std::vector<Param> params;     // sorted by name
-  std::string_view params_json;  // canonical: {"block_h":16,"block_t":16,...}
+  std::string_view params_json;  // canonical: {"name_a":16,"name_b":4,...}
   std::size_t index = 0;         // position among the TuningDb's configs
 
   std::optional<std::int64_t> value(std::string_view name) const noexcept;

@@ -171,7 +171,7 @@ class Loader {
       if (!parse_params_json(given.params_json)) {
         throw DbInputError("default config for family '" + given.family + "' is '" +
                            given.params_json +
-                           "': pass a flat JSON object of integers, e.g. {\"block_t\":16}");
+                           "': pass a flat JSON object of integers, e.g. {\"name_a\":16}");
       }
       by_family[data_->intern(given.family)] =
           config_for(data_->intern(given.params_json), "default for " + given.family);
