@@ -37,7 +37,7 @@ std::vector<db::TrialRecord> plan_trials(db::Store& store, std::int64_t run_id,
   store.add_source(source_hash, plan.family);
   const std::int64_t problem_id = store.problem_id(plan_problem_key(plan));
   // Rows are independent: a plan has ~300 000 of them, and a warm sweep rerun (< 5 s) spends most
-  // of its time here and in their keys (plan_fate_keys below).
+  // of its time here and in their keys (sorted_fate_keys below).
   std::vector<db::TrialRecord> trials(plan.rows.size());
   parallel_for(plan.rows.size(), 0, [&](std::size_t index) {
     const PlanRow& row = plan.rows[index];
@@ -70,7 +70,7 @@ std::vector<db::TrialRecord> plan_trials(db::Store& store, std::int64_t run_id,
   return trials;
 }
 
-// db::plan_fate_keys on every core: the keys' canonical params are a JSON parse per row.
+// db::plan_fate_keys, on every core: the keys' canonical params are a JSON parse per row.
 std::vector<std::string> sorted_fate_keys(const std::vector<db::TrialRecord>& trials) {
   std::vector<std::string> keys(trials.size());
   parallel_for(trials.size(), 0,

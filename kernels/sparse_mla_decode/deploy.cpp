@@ -18,18 +18,17 @@ constexpr float kLog2e = 1.4426950408889634f;
 // Balanced: N CTAs over every row's tiles; num_splits is the most CTAs any row spans.
 bool plan_balanced(const DecodeDims& dims, const GeometryParams& params,
                    const ClusterCapacity& capacity, SplitPlan& plan) {
-  const long long total_tiles =
-      static_cast<long long>(dims.batch) * plan.head_groups * plan.tiles_per_row;
   if (params.schedule != smla::kScheduleBalanced) return false;
-  if (total_tiles >= (1LL << 31)) {  // the kernel counts tiles in int: no grid, so no launch
+  smla::Balance balance = smla::balance_of(dims.batch, plan.head_groups, plan.tiles_per_row, 1);
+  if (balance.total_tiles >= (1LL << 31)) {  // the kernel counts tiles in int: no grid, no launch
     plan.num_splits = 0;
     return true;
   }
   const int resident = capacity.at(1) > 0 ? capacity.at(1) : params.target_ctas;
-  plan.balanced_ctas = static_cast<int>(std::min<long long>(total_tiles, std::max(1, resident)));
-  const smla::Balance balance{total_tiles, plan.balanced_ctas, plan.tiles_per_row};
+  balance.ctas = plan.balanced_ctas =
+      static_cast<int>(std::min<long long>(balance.total_tiles, std::max(1, resident)));
   plan.num_splits = 1;
-  for (long long row = 0; row < total_tiles / plan.tiles_per_row; ++row) {
+  for (long long row = 0; row < balance.total_tiles / plan.tiles_per_row; ++row) {
     plan.num_splits = std::max(plan.num_splits, smla::row_parts(balance, row).count);
   }
   plan.requested_splits = plan.num_splits;

@@ -17,18 +17,18 @@ namespace smla_combine {
 
 constexpr int kInFlight = 8;
 
-// sum over this thread's slice of w_s * partial_s[dims], w_s = exp(lse_s - max_lse) / weight_sum.
 // How many of the row's partial slots hold parts: every slot with per-row splits; under the
 // balanced schedule the CTAs that ran the row's tiles (1: the split kernel wrote the row out).
 __device__ __forceinline__ int parts_of_row(const smla::CombineParams& p) {
   if (p.balanced_ctas == 0) return p.num_splits;
   const int head_groups = (p.n_local_heads + p.block_h - 1) / p.block_h;
   const long long row = static_cast<long long>(blockIdx.y) * head_groups + blockIdx.x / p.block_h;
-  const smla::Balance balance{static_cast<long long>(p.batch) * head_groups * p.tiles_per_row,
-                              p.balanced_ctas, p.tiles_per_row};
+  const smla::Balance balance =
+      smla::balance_of(p.batch, head_groups, p.tiles_per_row, p.balanced_ctas);
   return smla::row_parts(balance, row).count;
 }
 
+// sum over this thread's slice of w_s * partial_s[dims], w_s = exp(lse_s - max_lse) / weight_sum.
 __device__ __forceinline__ float4 slice_sum(const float* partials, const float* lse, int first,
                                             int step, int num_splits, float max_lse,
                                             float inv_weight_sum) {

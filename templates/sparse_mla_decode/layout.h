@@ -4,12 +4,10 @@
 // the host (kernels/sparse_mla_decode/resources.cpp), so the budget the planner checks and the
 // bytes the kernel uses cannot drift apart. Plain C++ only: no standard headers (NVRTC has none).
 
-#ifndef SMLA_HD
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define SMLA_HD __host__ __device__
 #else
 #define SMLA_HD
-#endif
 #endif
 
 namespace smla {

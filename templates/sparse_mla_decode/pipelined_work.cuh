@@ -19,8 +19,7 @@ struct WorkRange {
 };
 
 __device__ __forceinline__ smla::Balance balance_of(const smla::SplitParams& p) {
-  return {static_cast<long long>(p.batch) * p.head_groups * p.tiles_per_row, p.balanced_ctas,
-          p.tiles_per_row};
+  return smla::balance_of(p.batch, p.head_groups, p.tiles_per_row, p.balanced_ctas);
 }
 
 template <int BLOCK_T, int SCHEDULE>

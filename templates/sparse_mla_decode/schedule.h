@@ -11,13 +11,7 @@
 //                     partial per CTA (its part) for the combine kernel.
 // Included by the kernels and by the host (deploy.cpp): the combine finds a row's parts with the
 // functions the split kernel wrote them with. Plain C++ only (NVRTC has no standard headers).
-#ifndef SMLA_HD
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#define SMLA_HD __host__ __device__
-#else
-#define SMLA_HD
-#endif
-#endif
+#include "layout.h"  // SMLA_HD (relative: the host includes this file as templates/...)
 
 namespace smla {
 
@@ -29,6 +23,11 @@ struct Balance {
   int ctas;               // N
   int tiles_per_row;
 };
+
+// The division of `batch` x head_groups rows of tiles_per_row tiles over `ctas` CTAs.
+SMLA_HD constexpr Balance balance_of(int batch, int head_groups, int tiles_per_row, int ctas) {
+  return {static_cast<long long>(batch) * head_groups * tiles_per_row, ctas, tiles_per_row};
+}
 
 SMLA_HD constexpr long long first_tile_of_cta(const Balance& balance, int cta) {
   return static_cast<long long>(cta) * balance.total_tiles / balance.ctas;
