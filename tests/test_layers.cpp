@@ -39,13 +39,17 @@ std::vector<std::string> includes_of(const fs::path& path) {
 // starts with none of `allowed`, as "file: X".
 std::vector<std::string> upward_includes(const std::string& folder,
                                          const std::vector<std::string>& allowed,
-                                         const std::string& skip = "") {
+                                         const std::string& skip = "",
+                                         const fs::path& tree = TUNER_SOURCE_DIR) {
   std::vector<std::string> found;
-  const fs::path root = fs::path(TUNER_SOURCE_DIR) / folder;
+  const fs::path root = tree / folder;
   for (const auto& entry : fs::recursive_directory_iterator(root)) {
     if (!is_source(entry.path()) || entry.path().filename() == skip) continue;
     for (const std::string& target : includes_of(entry.path())) {
-      bool ok = false;
+      // A bare name of a file beside the includer stays in the includer's folder (NVRTC and the
+      // host both resolve it there), so it never climbs a layer.
+      bool ok = target.find('/') == std::string::npos &&
+                fs::exists(entry.path().parent_path() / target);
       for (const std::string& prefix : allowed) ok = ok || target.rfind(prefix, 0) == 0;
       if (!ok) found.push_back(entry.path().string() + ": " + target);
     }
@@ -84,4 +88,18 @@ TEST_CASE("layers: no include runs from a lower layer to a higher one") {
   }
   // The check can fail: tuner/ includes kernels/ and db/, which core/ may not.
   CHECK_FALSE(upward_includes("tuner", {"core/"}).empty());
+}
+
+TEST_CASE("layers: a bare include passes only when the file sits beside its includer") {
+  const fs::path tree = fs::temp_directory_path() / "tuner_test_layers_tree";
+  fs::remove_all(tree);
+  fs::create_directories(tree / "templates" / "fam");
+  std::ofstream(tree / "templates" / "fam" / "beside.h") << "#pragma once\n";
+  std::ofstream(tree / "templates" / "fam" / "ok.h") << "#include \"beside.h\"\n";
+  CHECK(upward_includes("templates", {"fam/"}, "", tree).empty());
+  // A bare name with no such sibling, and a relative climb, are both reported.
+  std::ofstream(tree / "templates" / "fam" / "bad.h") << "#include \"missing.h\"\n"
+                                                      << "#include \"../core/error.hpp\"\n";
+  CHECK(upward_includes("templates", {"fam/"}, "", tree).size() == 2);
+  fs::remove_all(tree);
 }
