@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# H200, ninth session (2026-12-02), owed from the eighth:
+#   a  the default fp8 sweep cold and warm (h200_issue12_s4.sh main), the s7 tuner
+#      (.devcarry/bin/tuner_old, built from 19fc929) against this one on the winners' structure
+#      (schedule 0's division fix: was 0.5-1.8 % slower), the --budget-arch sm_120 sweep and the
+#      bf16 sweep into the same DB, and `tuner report` of it (docs/reference-sweep); the DB comes
+#      back as $OUT/reference-sweep.sqlite.gz
+#   b  (same machine, after a) the search and bucket oracles (h200_issue12_s4.sh search, bucket);
+#      their DBs come back for offline rule checks
+#   c  the correctness matrix: fp8 at 32 local heads, bf16 at 64, the corner cases
+# Usage: scripts/h200_s9.sh a|b|c   (carry .devcarry; a short table is printed last; logs in $OUT)
+set -u
+part=${1:?usage: scripts/h200_s9.sh a|b|c}
+source scripts/device_env.sh >/dev/null
+source scripts/device_build_link.sh >/dev/null
+out=${OUT:-/tmp/tuner-out}
+export WORK=/tmp/s9
+logs=$out/s9_$part
+mkdir -p "$logs" "$WORK"
+export TUNER_REQUIRE_GPU=1
+began=$(date +%s)
+left() { echo $((${BUDGET_S:-570} - $(date +%s) + began)); }
+tuner=build/tuner/tuner
+where="block_h=16,block_t=64,num_stages=2,kv_unpack=0,ctas_per_sm=1,mma_path=1,num_warps=4"
+where="$where,producers=2"
+
+bench() {  # bench old|new ROUND: every launch variant of the winners' structure, 64-512
+  local bin=$tuner per=merge,target_ctas,schedule
+  [ "$1" = old ] && bin=.devcarry/bin/tuner_old && per=merge,target_ctas
+  XDG_CACHE_HOME=$WORK/cache_$1 timeout 55 $bin bench --batches 64,128,256,512 \
+    --where "$where" --no-default --best-per "$per" >"$logs/bench_${1}_$2.log" 2>&1
+  echo "bench $1 round $2 rc=$?"
+}
+
+matrix() {  # matrix PART LIMIT_S [TEST_CASE]
+  local name=${1//:/_}
+  TUNER_GPU_MATRIX=$1 timeout "$2" build/tests/gpu_sparse_mla_decode -tc="${3:-every config*}" \
+    >"$logs/matrix_$name.log" 2>&1
+  echo "matrix $1 rc=$? (limit $2 s) $(grep -cE '^(fp8_ds_mla|bf16) ' "$logs/matrix_$name.log") rows;" \
+    "$(grep -E 'checks run|test cases' "$logs/matrix_$name.log" | tail -n 2 | tr '\n' ' ')"
+}
+
+case $part in
+  a)
+    bash scripts/h200_issue12_s4.sh build main >"$logs/main.txt" 2>&1
+    cp "$WORK"/cold.log "$WORK"/warm.log "$logs/" 2>/dev/null
+    bench old 1
+    bench new 1
+    timeout 170 $tuner sweep --db "$WORK/tuned.db" --cache-dir "$WORK/cache" --budget-arch sm_120 \
+      >"$logs/sweep_sm120.log" 2>&1
+    echo "sm_120-budget sweep rc=$?"; grep -E "^time:|^run " "$logs/sweep_sm120.log" | cut -c1-200
+    l=$(left)
+    timeout $((l > 150 ? 150 : l - 10)) $tuner sweep --db "$WORK/tuned.db" --cache-dir \
+      "$WORK/cache" --kv bf16 --batches 1,8,32,64,128,256,512 >"$logs/sweep_bf16.log" 2>&1
+    echo "bf16 sweep rc=$?"; grep -E "^time:|^run " "$logs/sweep_bf16.log" | cut -c1-200
+    $tuner report --db "$WORK/tuned.db" --out "$logs/reference-sweep" >"$logs/report.log" 2>&1
+    echo "report rc=$?"
+    gzip -c "$WORK/tuned.db" >"$out/reference-sweep.sqlite.gz"
+    cut -c1-220 "$logs/main.txt" | tail -n 9
+    for f in "$logs"/bench_*_1.log; do
+      echo "== $f"; grep -vE "^ *$" "$f" | tail -n 16 | cut -c1-150
+    done
+    ;;
+  b)
+    [ -f "$WORK/tuned.db" ] || { echo "no $WORK/tuned.db: run part a on this machine first"; exit 2; }
+    bash scripts/h200_issue12_s4.sh build bucket >"$logs/bucket.txt" 2>&1
+    gzip -c "$WORK"/oracle_bucket.db >"$out/oracle_bucket.sqlite.gz"
+    [ "$(left)" -gt 260 ] && bash scripts/h200_issue12_s4.sh build search >"$logs/search.txt" 2>&1
+    tail -n 12 "$logs/bucket.txt" | cut -c1-220
+    [ -f "$logs/search.txt" ] && tail -n 6 "$logs/search.txt" | cut -c1-220
+    ;;
+  c)
+    matrix fp8_ds_mla:2 $(($(left) / 2))
+    matrix bf16:1 $(($(left) - 60))
+    TUNER_GPU_MATRIX=fp8_ds_mla:4 timeout 50 build/tests/gpu_sparse_mla_decode \
+      -tce="every config*" >"$logs/corners.log" 2>&1
+    echo "other cases rc=$? $(grep -E 'test cases' "$logs/corners.log" | tail -n 1)"
+    ;;
+  *) echo "unknown part '$part': use a, b or c" >&2; exit 2 ;;
+esac
+tar -C "$out" -czf "$out/s9_$part.tgz" "s9_$part" && rm -rf "$logs"
