@@ -48,8 +48,8 @@ std::vector<std::string> upward_includes(const std::string& folder,
     for (const std::string& target : includes_of(entry.path())) {
       // A bare name of a file beside the includer stays in the includer's folder (NVRTC and the
       // host both resolve it there), so it never climbs a layer.
-      bool ok = target.find('/') == std::string::npos &&
-                fs::exists(entry.path().parent_path() / target);
+      bool ok =
+          target.find('/') == std::string::npos && fs::exists(entry.path().parent_path() / target);
       for (const std::string& prefix : allowed) ok = ok || target.rfind(prefix, 0) == 0;
       if (!ok) found.push_back(entry.path().string() + ": " + target);
     }

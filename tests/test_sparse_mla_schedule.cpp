@@ -2,7 +2,9 @@
 // The closed forms (which CTA holds a tile, which CTAs hold a row) are checked against a
 // brute-force walk over every tile; that walk takes each CTA's first tile from first_tile_of_cta,
 // the formula the kernel uses, so the balance property (every CTA gets floor or ceil of G / N
-// tiles, the ranges tile [0, G) in order) is checked on its own. The plans are computed by hand.
+// tiles, the ranges tile [0, G) in order) is checked on its own. max_parts_by_cta_starts (a walk
+// over the CTA starts by additions) is checked against the most CTAs the walk over every tile finds
+// in one row. The plans are computed by hand.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -17,10 +19,10 @@ using namespace tuner::smla_family;
 
 TEST_CASE("balanced schedule: equal ranges, and the closed forms match a walk over every tile") {
   int checked_rows = 0;
-  for (const int rows : {1, 3, 7, 64, 136}) {
+  for (const int rows : {1, 3, 7, 64, 136, 2048}) {
     for (const int tiles_per_row : {1, 5, 32, 128}) {
       const long long total = static_cast<long long>(rows) * tiles_per_row;
-      for (const int ctas : {1, 2, 7, 131, 264, 1000}) {
+      for (const int ctas : {1, 2, 7, 131, 263, 264, 1000}) {
         if (ctas > total) continue;
         CAPTURE(rows);
         CAPTURE(tiles_per_row);
@@ -41,6 +43,7 @@ TEST_CASE("balanced schedule: equal ranges, and the closed forms match a walk ov
         for (long long tile = 0; tile < total; ++tile) {
           REQUIRE(smla::cta_of_tile(balance, tile) == owner[tile]);
         }
+        int most_parts = 0;
         for (int row = 0; row < rows; ++row) {
           const auto begin = owner.begin() + static_cast<long long>(row) * tiles_per_row;
           std::vector<int> ctas_of_row(begin, begin + tiles_per_row);
@@ -48,8 +51,11 @@ TEST_CASE("balanced schedule: equal ranges, and the closed forms match a walk ov
           const smla::RowParts parts = smla::row_parts(balance, row);
           CHECK(parts.first_cta == ctas_of_row.front());
           CHECK(parts.count == static_cast<int>(ctas_of_row.size()));
+          most_parts = std::max(most_parts, static_cast<int>(ctas_of_row.size()));
           ++checked_rows;
         }
+        CHECK(max_parts_by_cta_starts(balance) == most_parts);
+        CHECK(max_row_parts(balance) == most_parts);
       }
     }
   }

@@ -27,16 +27,54 @@ bool plan_balanced(const DecodeDims& dims, const GeometryParams& params,
   const int resident = capacity.at(1) > 0 ? capacity.at(1) : params.target_ctas;
   balance.ctas = plan.balanced_ctas =
       static_cast<int>(std::min<long long>(balance.total_tiles, std::max(1, resident)));
-  plan.num_splits = 1;
-  for (long long row = 0; row < balance.total_tiles / plan.tiles_per_row; ++row) {
-    plan.num_splits = std::max(plan.num_splits, smla::row_parts(balance, row).count);
-  }
+  plan.num_splits = max_row_parts(balance);
   plan.requested_splits = plan.num_splits;
   plan.tokens_per_split = 0;
   return true;
 }
 
 }  // namespace
+
+int max_parts_by_cta_starts(const smla::Balance& balance) {
+  const long long step = balance.total_tiles / balance.ctas;   // a CTA's tiles, rounded down
+  const long long extra = balance.total_tiles % balance.ctas;  // c G mod N grows by this
+  const long long step_rows = step / balance.tiles_per_row;
+  const int step_pos = static_cast<int>(step % balance.tiles_per_row);
+  long long remainder = 0;  // c G mod N
+  long long row = 0;        // CTA c's first row, and its first tile in that row
+  int pos = 0;
+  int parts = 1;  // the CTAs holding tiles of `row`, up to CTA c
+  int most = 1;
+  for (int cta = 1; cta < balance.ctas; ++cta) {
+    int advance = step_pos;
+    remainder += extra;
+    if (remainder >= balance.ctas) {
+      remainder -= balance.ctas;
+      ++advance;
+    }
+    long long next_row = row + step_rows;
+    pos += advance;
+    if (pos >= balance.tiles_per_row) {
+      pos -= balance.tiles_per_row;
+      ++next_row;
+    }
+    // In the same row: one more part. In a later row: this CTA is its first part when it starts
+    // on the row's first tile, else its second (CTA c - 1 holds the row's first tiles).
+    parts = next_row == row ? parts + 1 : (pos == 0 ? 1 : 2);
+    row = next_row;
+    most = std::max(most, parts);
+  }
+  return most;
+}
+
+int max_row_parts(const smla::Balance& balance) {
+  const long long rows = balance.total_tiles / balance.tiles_per_row;
+  if (rows * 3 >= balance.ctas) return max_parts_by_cta_starts(balance);
+  int most = 1;
+  for (long long row = 0; row < rows; ++row)
+    most = std::max(most, smla::row_parts(balance, row).count);
+  return most;
+}
 
 SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params,
                      const ClusterCapacity& capacity) {
