@@ -14,28 +14,15 @@
 #include "sparse_mla_decode/split_scores.cuh"
 #include "sparse_mla_decode/tile_gather.cuh"
 
-template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT>
-__global__ void __launch_bounds__(NUM_WARPS * 32, 1)
-    sparse_mla_decode_split(const smla::SplitParams p) {
-  static_assert(BLOCK_T % 16 == 0 && BLOCK_H % 16 == 0, "tiles are multiples of the mma shape");
-  static_assert(smla::kLatentDim % (NUM_WARPS * 16) == 0, "each warp owns pairs of 8-dim n-tiles");
-  using Kv = smla_detail::KvTraits<KV_FORMAT>;
-  constexpr smla::SmemLayout layout =
-      smla::smem_layout(BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT);
-  constexpr int kThreads = NUM_WARPS * 32;
-  extern __shared__ __align__(128) unsigned char smem[];
+namespace smla_detail {
 
-  const int split = blockIdx.x;
-  const int first_head = blockIdx.y * BLOCK_H;
-  const int batch_item = blockIdx.z;
-  const int first_pos = split * p.tokens_per_split;
-  const int end_pos = min(p.topk, first_pos + p.tokens_per_split);
-  const int num_tiles = end_pos > first_pos ? (end_pos - first_pos + BLOCK_T - 1) / BLOCK_T : 0;
-  const int* index_row = p.indices + static_cast<long long>(batch_item) * p.topk;
-
-  // q rows of this head group; rows past n_local_heads are zero so they cost nothing but time.
+// This head group's q rows into shared memory by cp.async (rows past n_local_heads are zero, so
+// they cost nothing but time), and the softmax statistics of its rows reset.
+template <int BLOCK_H, int NUM_THREADS>
+__device__ __forceinline__ void start_q(const smla::SplitParams& p, const smla::SmemLayout& layout,
+                                        unsigned char* smem, int batch_item, int first_head) {
   constexpr int kQChunks = smla::kHeadDim * 2 / 16;
-  for (int i = threadIdx.x; i < BLOCK_H * kQChunks; i += kThreads) {
+  for (int i = threadIdx.x; i < BLOCK_H * kQChunks; i += NUM_THREADS) {
     const int row = i / kQChunks;
     const int chunk = i % kQChunks;
     const bool valid = first_head + row < p.n_local_heads;
@@ -51,6 +38,62 @@ __global__ void __launch_bounds__(NUM_WARPS * 32, 1)
     stats[threadIdx.x] = ptx::neg_inf();
     stats[BLOCK_H + threadIdx.x] = 0.f;
   }
+}
+
+// One tile already in ring stage `stage`: fp8 rows dequantized (q converted once, at tile 0),
+// scores, softmax and P.V into acc, with the block barriers between the steps.
+template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int KV_FORMAT, int N_TILES>
+__device__ __forceinline__ void compute_tile(const smla::SplitParams& p,
+                                             const smla::SmemLayout& layout, unsigned char* smem,
+                                             int tile, int stage,
+                                             float (&acc)[BLOCK_H / smla::kMmaM][N_TILES][4]) {
+  constexpr int kThreads = NUM_WARPS * 32;
+  const unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
+  const int* tokens = reinterpret_cast<const int*>(smem + layout.token_offset) + stage * BLOCK_T;
+  const unsigned char* kv_tile = ring;
+  int kv_row_stride = layout.ring_row_stride;
+  if (KvTraits<KV_FORMAT>::kFp8) {
+    if (tile == 0) convert_q_to_f16<BLOCK_H, kThreads>(layout, smem);
+    dequantize_tile<BLOCK_T, kThreads>(layout, ring, smem + layout.dequant_offset);
+    __syncthreads();
+    kv_tile = smem + layout.dequant_offset;
+    kv_row_stride = smla::kBf16RowStride;
+  }
+  compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT>(layout, smem, ring, kv_tile,
+                                                         kv_row_stride);
+  __syncthreads();
+  softmax_tile<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT>(layout, smem, ring, tokens, p.scale_log2);
+  __syncthreads();
+  accumulate_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT>(layout, smem, kv_tile, kv_row_stride, acc);
+  __syncthreads();
+}
+
+}  // namespace smla_detail
+
+// After the token loop, a combine launched as a programmatic dependent (merge 1) may be scheduled
+// once every CTA of this grid got there (or exited), so its launch overlaps the grid's last output
+// writes; it waits for this grid's completion before reading the partials. At the kernel's start
+// instead, the waiting combine CTAs cost 1-2.6 us at batches 8-64 (BENCHMARKS.md section 7, fourth
+// session).
+template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT>
+__global__ void __launch_bounds__(NUM_WARPS * 32, 1)
+    sparse_mla_decode_split(const smla::SplitParams p) {
+  static_assert(BLOCK_T % 16 == 0 && BLOCK_H % 16 == 0, "tiles are multiples of the mma shape");
+  static_assert(smla::kLatentDim % (NUM_WARPS * 16) == 0, "each warp owns pairs of 8-dim n-tiles");
+  constexpr smla::SmemLayout layout =
+      smla::smem_layout(BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT);
+  constexpr int kThreads = NUM_WARPS * 32;
+  extern __shared__ __align__(128) unsigned char smem[];
+
+  const int split = blockIdx.x;
+  const int first_head = blockIdx.y * BLOCK_H;
+  const int batch_item = blockIdx.z;
+  const int first_pos = split * p.tokens_per_split;
+  const int end_pos = min(p.topk, first_pos + p.tokens_per_split);
+  const int num_tiles = end_pos > first_pos ? (end_pos - first_pos + BLOCK_T - 1) / BLOCK_T : 0;
+  const int* index_row = p.indices + static_cast<long long>(batch_item) * p.topk;
+
+  smla_detail::start_q<BLOCK_H, kThreads>(p, layout, smem, batch_item, first_head);
 
   smla_detail::TileTokens<BLOCK_T, kThreads, KV_FORMAT> next_ids;
 #pragma unroll
@@ -85,34 +128,12 @@ __global__ void __launch_bounds__(NUM_WARPS * 32, 1)
     ptx::cp_async_wait<NUM_STAGES - 1>();
     __syncthreads();
 
-    const int stage = tile % NUM_STAGES;
-    const unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
-    const int* tokens = reinterpret_cast<const int*>(smem + layout.token_offset) + stage * BLOCK_T;
-    const unsigned char* kv_tile = ring;
-    int kv_row_stride = layout.ring_row_stride;
-    if (Kv::kFp8) {
-      if (tile == 0) smla_detail::convert_q_to_f16<BLOCK_H, kThreads>(layout, smem);
-      smla_detail::dequantize_tile<BLOCK_T, kThreads>(layout, ring, smem + layout.dequant_offset);
-      __syncthreads();
-      kv_tile = smem + layout.dequant_offset;
-      kv_row_stride = smla::kBf16RowStride;
-    }
-    smla_detail::compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT>(layout, smem, ring, kv_tile,
-                                                                        kv_row_stride);
-    __syncthreads();
-    smla_detail::softmax_tile<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT>(layout, smem, ring, tokens,
-                                                                      p.scale_log2);
-    __syncthreads();
-    smla_detail::accumulate_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT>(layout, smem, kv_tile,
-                                                                       kv_row_stride, acc);
-    __syncthreads();
+    smla_detail::compute_tile<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT,
+                              smla::kLatentDim / NUM_WARPS / smla::kMmaN>(p, layout, smem, tile,
+                                                                          tile % NUM_STAGES, acc);
   }
   ptx::cp_async_wait<0>();
-  // A combine launched as a programmatic dependent (pdl 1) may be scheduled once every CTA of this
-  // grid got here (or exited), so its launch overlaps the grid's last output writes; it waits for
-  // this grid's completion before reading the partials. At the kernel's start instead, the waiting
-  // combine CTAs cost 1-2.6 us at batches 8-64 (BENCHMARKS.md section 7, fourth session).
-  ptx::launch_dependents();
+  ptx::launch_dependents();  // see the note above the kernel
   __syncthreads();
   smla_detail::write_output<BLOCK_H, NUM_WARPS>(p, layout, smem, batch_item, first_head, split,
                                                 acc);

@@ -16,6 +16,81 @@
 
 namespace smla_pipe {
 
+// P.V of one m-tile by e4m3 MMA: P (v-scaled) * 448 / rowmax as two e4m3 terms, one fp32 factor
+// per row half and tile; `value` is the m-tile's accumulator, rescaled by alpha.
+template <int BLOCK_T, int N_TILES>
+__device__ __forceinline__ void pv_tile_fp8(const smla::SmemLayout& layout,
+                                            const unsigned char* ring, int first_dim,
+                                            float (&s)[BLOCK_T / 16][2][4], const float (&alpha)[2],
+                                            float (&value)[N_TILES][4]) {
+  constexpr int kKB = BLOCK_T / 16;
+  float p_scale[2];
+  float p_inv[2];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float amax = 0.f;
+#pragma unroll
+    for (int kb = 0; kb < kKB; ++kb) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) amax = fmaxf(amax, s[kb][half][j]);
+    }
+    amax = quad_max(amax);
+    p_scale[half] = amax / 448.f;
+    p_inv[half] = amax > 0.f ? 448.f / amax : 0.f;
+  }
+  float part[N_TILES][4];
+#pragma unroll
+  for (int n = 0; n < N_TILES; ++n) part[n][0] = part[n][1] = part[n][2] = part[n][3] = 0.f;
+#pragma unroll
+  for (int kb = 0; kb < kKB; kb += 2) {
+    unsigned a_hi[4];
+    unsigned a_lo[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      quantize_two_terms(s[kb + r / 2][r % 2], p_inv[r % 2], a_hi[r], a_lo[r]);
+    }
+    pv_block_fp8<N_TILES>(part, a_hi, a_lo, ring + kb * 16 * layout.ring_row_stride,
+                          layout.ring_row_stride, first_dim);
+  }
+#pragma unroll
+  for (int n = 0; n < N_TILES; ++n) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      value[n][j] = value[n][j] * alpha[j / 2] + part[n][j] * p_scale[j / 2];
+    }
+  }
+}
+
+// P.V of one m-tile by f16 / bf16 MMA on P packed to 16 bits; `value` is rescaled by alpha first
+// (skipped when no row's maximum moved).
+template <int BLOCK_T, int NUM_WARPS, int KV_FORMAT, int UNPACK, int N_TILES>
+__device__ __forceinline__ void pv_tile_16bit(const smla::SmemLayout& layout,
+                                              const unsigned char* ring, int first_dim,
+                                              const float (&s)[BLOCK_T / 16][2][4],
+                                              const float (&alpha)[2], float (&value)[N_TILES][4]) {
+  if (any_rescale(alpha)) {
+#pragma unroll
+    for (int n = 0; n < N_TILES; ++n) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) value[n][j] *= alpha[j / 2];
+    }
+  }
+#pragma unroll
+  for (int kb = 0; kb < BLOCK_T / 16; ++kb) {
+    const bool f16 = KV_FORMAT == smla::kFp8DsMla;
+    const unsigned a[4] = {f16 ? ptx::pack_f16x2(s[kb][0][0], s[kb][0][1])
+                               : ptx::pack_bf16x2(s[kb][0][0], s[kb][0][1]),
+                           f16 ? ptx::pack_f16x2(s[kb][1][0], s[kb][1][1])
+                               : ptx::pack_bf16x2(s[kb][1][0], s[kb][1][1]),
+                           f16 ? ptx::pack_f16x2(s[kb][0][2], s[kb][0][3])
+                               : ptx::pack_bf16x2(s[kb][0][2], s[kb][0][3]),
+                           f16 ? ptx::pack_f16x2(s[kb][1][2], s[kb][1][3])
+                               : ptx::pack_bf16x2(s[kb][1][2], s[kb][1][3])};
+    pv_block_16bit<KV_FORMAT, NUM_WARPS, N_TILES, smla::unpack_v_bits(UNPACK)>(
+        value, a, ring + kb * 16 * layout.ring_row_stride, layout.ring_row_stride, first_dim);
+  }
+}
+
 // Softmax + P.V of one tile for every m-tile of this warp (dims [first_dim, first_dim + 512/W)).
 template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int KV_FORMAT, int MMA, int UNPACK>
 __device__ __forceinline__ void softmax_pv(const smla::SmemLayout& layout, const float* scores,
@@ -42,66 +117,10 @@ __device__ __forceinline__ void softmax_pv(const smla::SmemLayout& layout, const
       }
     }
     if (MMA == smla::kMmaFp8) {
-      // P * 448 / rowmax as two e4m3 terms: one fp32 factor per row half and tile.
-      float p_scale[2];
-      float p_inv[2];
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        float amax = 0.f;
-#pragma unroll
-        for (int kb = 0; kb < kKB; ++kb) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) amax = fmaxf(amax, s[kb][half][j]);
-        }
-        amax = quad_max(amax);
-        p_scale[half] = amax / 448.f;
-        p_inv[half] = amax > 0.f ? 448.f / amax : 0.f;
-      }
-      float part[Acc::kNTiles][4];
-#pragma unroll
-      for (int n = 0; n < Acc::kNTiles; ++n)
-        part[n][0] = part[n][1] = part[n][2] = part[n][3] = 0.f;
-#pragma unroll
-      for (int kb = 0; kb < kKB; kb += 2) {
-        unsigned a_hi[4];
-        unsigned a_lo[4];
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          quantize_two_terms(s[kb + r / 2][r % 2], p_inv[r % 2], a_hi[r], a_lo[r]);
-        }
-        pv_block_fp8<Acc::kNTiles>(part, a_hi, a_lo, ring + kb * 16 * layout.ring_row_stride,
-                                   layout.ring_row_stride, first_dim);
-      }
-#pragma unroll
-      for (int n = 0; n < Acc::kNTiles; ++n) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          acc.value[m][n][j] = acc.value[m][n][j] * alpha[j / 2] + part[n][j] * p_scale[j / 2];
-        }
-      }
+      pv_tile_fp8<BLOCK_T, Acc::kNTiles>(layout, ring, first_dim, s, alpha, acc.value[m]);
     } else {
-      if (any_rescale(alpha)) {
-#pragma unroll
-        for (int n = 0; n < Acc::kNTiles; ++n) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) acc.value[m][n][j] *= alpha[j / 2];
-        }
-      }
-#pragma unroll
-      for (int kb = 0; kb < kKB; ++kb) {
-        const bool f16 = KV_FORMAT == smla::kFp8DsMla;
-        const unsigned a[4] = {f16 ? ptx::pack_f16x2(s[kb][0][0], s[kb][0][1])
-                                   : ptx::pack_bf16x2(s[kb][0][0], s[kb][0][1]),
-                               f16 ? ptx::pack_f16x2(s[kb][1][0], s[kb][1][1])
-                                   : ptx::pack_bf16x2(s[kb][1][0], s[kb][1][1]),
-                               f16 ? ptx::pack_f16x2(s[kb][0][2], s[kb][0][3])
-                                   : ptx::pack_bf16x2(s[kb][0][2], s[kb][0][3]),
-                               f16 ? ptx::pack_f16x2(s[kb][1][2], s[kb][1][3])
-                                   : ptx::pack_bf16x2(s[kb][1][2], s[kb][1][3])};
-        pv_block_16bit<KV_FORMAT, NUM_WARPS, Acc::kNTiles, smla::unpack_v_bits(UNPACK)>(
-            acc.value[m], a, ring + kb * 16 * layout.ring_row_stride, layout.ring_row_stride,
-            first_dim);
-      }
+      pv_tile_16bit<BLOCK_T, NUM_WARPS, KV_FORMAT, UNPACK, Acc::kNTiles>(layout, ring, first_dim, s,
+                                                                         alpha, acc.value[m]);
     }
   }
 }
@@ -119,17 +138,10 @@ __device__ __forceinline__ void prepare_q(const smla::SplitParams& p,
   }
 }
 
-}  // namespace smla_pipe
-
-// CTAS_PER_SM is the launch bound's minimum of resident CTAs: ptxas keeps registers to what that
-// many CTAs allow, so that smaller tiles run three CTAs per SM instead of two.
-// SCHEDULE (schedule.h) is compiled in: a loop over rows around the token loop keeps the token
-// loop's invariants live across each row's output, +14-16 registers on sm_90, which cost the bf16
-// kernels their second CTA per SM; per-row splits compile to one pass, as before.
+// The template arguments the pipelined kernel accepts.
 template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
-          int PRODUCERS, int UNPACK, int CTAS_PER_SM, int SCHEDULE>
-__global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
-    sparse_mla_decode_split_pipelined(const smla::SplitParams p) {
+          int PRODUCERS, int UNPACK, int SCHEDULE>
+constexpr bool accepts() {
   static_assert(BLOCK_T % 16 == 0 && BLOCK_H % 16 == 0, "tiles are multiples of the mma shape");
   static_assert(MMA != smla::kMmaFp8 || (BLOCK_T % 32 == 0 && KV_FORMAT == smla::kFp8DsMla),
                 "e4m3 MMA takes 32 tokens per k-step of an fp8 cache");
@@ -137,14 +149,138 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   static_assert(
       UNPACK == smla::kUnpackCvt || (MMA == smla::kMmaRegF16 && KV_FORMAT == smla::kFp8DsMla),
       "the bitwise unpack makes f16 fragments of an fp8 cache");
+  static_assert(SCHEDULE == smla::kScheduleSplits || PRODUCERS > 0,
+                "the balanced schedule runs on producer-warp kernels");
+  return true;
+}
+
+// Producer warps fill the ring for the whole range (and take part in a cluster merge's barriers);
+// true for them, false for the consumer warps.
+template <int BLOCK_T, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int PRODUCERS, int SCHEDULE>
+__device__ __forceinline__ bool ran_producer(const smla::SplitParams& p,
+                                             const smla::SmemLayout& layout, unsigned char* smem,
+                                             const WorkRange& range) {
+  if constexpr (PRODUCERS > 0) {
+    if (threadIdx.x >= NUM_WARPS * 32) {
+      produce<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS, SCHEDULE>(p, layout, smem,
+                                                                              range);
+      if (p.cluster_merge) smla_cluster::cluster_producer_exit();
+      return true;
+    }
+  }
+  return false;
+}
+
+// A row's accumulator, empty: no scores seen (row_max -inf), nothing summed.
+template <int BLOCK_H, int NUM_WARPS>
+__device__ __forceinline__ void clear(Accumulator<BLOCK_H, NUM_WARPS>& acc) {
+#pragma unroll
+  for (int m = 0; m < BLOCK_H / 16; ++m) {
+    acc.row_max[m][0] = acc.row_max[m][1] = ptx::neg_inf();
+    acc.row_sum[m][0] = acc.row_sum[m][1] = 0.f;
+#pragma unroll
+    for (int n = 0; n < smla::kLatentDim / NUM_WARPS / 8; ++n) {
+      acc.value[m][n][0] = acc.value[m][n][1] = acc.value[m][n][2] = acc.value[m][n][3] = 0.f;
+    }
+  }
+}
+
+// The ring before the token loop: with producer warps, its full / empty mbarriers (thread 0);
+// without, the consumers' cp.async copies of the first NUM_STAGES - 1 tiles and the ids of the
+// next. fetch_ids(tile) loads a tile's ids into `next_ids`.
+template <int BLOCK_T, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int PRODUCERS, typename Ids,
+          typename FetchIds>
+__device__ __forceinline__ void start_ring(const smla::SplitParams& p,
+                                           const smla::SmemLayout& layout, unsigned char* smem,
+                                           unsigned long long* full, unsigned long long* empty,
+                                           int num_tiles, const Ids& next_ids,
+                                           FetchIds&& fetch_ids) {
+  if (PRODUCERS > 0) {
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < NUM_STAGES; ++s) {
+        ptx::mbarrier_init(&full[s], PRODUCERS * 32);
+        ptx::mbarrier_init(&empty[s], NUM_WARPS);
+      }
+      ptx::mbarrier_init_fence();
+    }
+    return;
+  }
+#pragma unroll
+  for (int stage = 0; stage < NUM_STAGES - 1; ++stage) {
+    if (stage < num_tiles) {
+      fetch_ids(stage);
+      smla_detail::load_tile<BLOCK_T, NUM_WARPS * 32, KV_FORMAT>(p, layout, smem, next_ids, stage);
+    }
+    ptx::cp_async_commit();
+  }
+  fetch_ids(NUM_STAGES - 1);
+}
+
+// One tile of the token loop for the consumer warps: wait for its ring stage (the producers'
+// mbarrier, or the consumers' own cp.async group and a block barrier, after which they refill the
+// stage freed last), scores, one consumer barrier, softmax + P.V, and the stage handed back.
+template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
+          int PRODUCERS, int UNPACK, typename Ids, typename FetchIds>
+__device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
+                                             const smla::SmemLayout& layout, unsigned char* smem,
+                                             unsigned long long* full, unsigned long long* empty,
+                                             int tile, int num_tiles, const Ids& next_ids,
+                                             FetchIds&& fetch_ids,
+                                             Accumulator<BLOCK_H, NUM_WARPS>& acc) {
+  constexpr int kConsumerThreads = NUM_WARPS * 32;
+  const int stage = tile % NUM_STAGES;
+  if (PRODUCERS > 0) {
+    ptx::mbarrier_wait(&full[stage], (tile / NUM_STAGES) & 1);
+  } else {
+    ptx::cp_async_wait<NUM_STAGES - 2>();
+    __syncthreads();  // the tile is visible; every warp is done with the stage refilled next
+    const int prefetch = tile + NUM_STAGES - 1;
+    if (prefetch < num_tiles) {
+      smla_detail::load_tile<BLOCK_T, kConsumerThreads, KV_FORMAT>(p, layout, smem, next_ids,
+                                                                   prefetch % NUM_STAGES);
+      fetch_ids(prefetch + 1);
+    }
+    ptx::cp_async_commit();
+  }
+  const unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
+  const int* tokens = reinterpret_cast<const int*>(smem + layout.token_offset) + stage * BLOCK_T;
+  float* scores =
+      reinterpret_cast<float*>(smem + layout.scores_offset) +
+      (tile % layout.score_buffers) * layout.ksplit * BLOCK_H * layout.scores_row_stride;
+  compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, smem, ring, tokens,
+                                                                      scores, p.scale_log2);
+  ptx::named_barrier_sync(1, kConsumerThreads);
+  softmax_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, scores, ring, acc);
+  if (PRODUCERS > 0) {
+    __syncwarp();
+    if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&empty[stage]);
+  }
+}
+
+}  // namespace smla_pipe
+
+// CTAS_PER_SM is the launch bound's minimum of resident CTAs: ptxas keeps registers to what that
+// many CTAs allow, so that smaller tiles run three CTAs per SM instead of two.
+// SCHEDULE (schedule.h) is compiled in: a loop over rows around the token loop keeps the token
+// loop's invariants live across each row's output, +14-16 registers on sm_90, which cost the bf16
+// kernels their second CTA per SM; per-row splits compile to one pass, as before.
+// After the range's last tile (not a cluster launch) a combine launched as a programmatic
+// dependent (merge 1) may be scheduled once every CTA of this grid got there (or exited), so its
+// launch overlaps the grid's last output writes; it waits for this grid's completion before
+// reading the partials. At the kernel's start instead, the waiting combine CTAs cost 1-2.6 us at
+// batches 8-64 (BENCHMARKS.md section 7, 4th session).
+template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
+          int PRODUCERS, int UNPACK, int CTAS_PER_SM, int SCHEDULE>
+__global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
+    sparse_mla_decode_split_pipelined(const smla::SplitParams p) {
+  static_assert(smla_pipe::accepts<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA,
+                                   PRODUCERS, UNPACK, SCHEDULE>());
   constexpr smla::SmemLayout layout =
       smla::smem_layout(BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS);
   constexpr int kConsumerThreads = NUM_WARPS * 32;
   constexpr int kThreads = (NUM_WARPS + PRODUCERS) * 32;
   extern __shared__ __align__(128) unsigned char smem[];
 
-  static_assert(SCHEDULE == smla::kScheduleSplits || PRODUCERS > 0,
-                "the balanced schedule runs on producer-warp kernels");
   const smla_pipe::WorkRange range = smla_pipe::work_range<BLOCK_T, SCHEDULE>(p);
   const int num_tiles = range.end_tile - range.first_tile;
   auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);
@@ -158,82 +294,26 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
         smla_pipe::tile_source<BLOCK_T, SCHEDULE>(p, range, in_range ? tile : 0);
     next_ids.fetch(source.index_row, source.first_pos, in_range ? p.topk : 0);
   };
-  if (PRODUCERS > 0) {
-    if (threadIdx.x == 0) {
-      for (int s = 0; s < NUM_STAGES; ++s) {
-        ptx::mbarrier_init(&full[s], PRODUCERS * 32);
-        ptx::mbarrier_init(&empty[s], NUM_WARPS);
-      }
-      ptx::mbarrier_init_fence();
-    }
-  } else {
-#pragma unroll
-    for (int stage = 0; stage < NUM_STAGES - 1; ++stage) {
-      if (stage < num_tiles) {
-        fetch_ids(stage);
-        smla_detail::load_tile<BLOCK_T, kConsumerThreads, KV_FORMAT>(p, layout, smem, next_ids,
-                                                                     stage);
-      }
-      ptx::cp_async_commit();
-    }
-    fetch_ids(NUM_STAGES - 1);
-  }
+  smla_pipe::start_ring<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS>(
+      p, layout, smem, full, empty, num_tiles, next_ids, fetch_ids);
   smla_pipe::prepare_q<BLOCK_H, kThreads, KV_FORMAT, MMA, UNPACK>(
       p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, 0));
   __syncthreads();
-  if constexpr (PRODUCERS > 0) {
-    if (threadIdx.x >= kConsumerThreads) {
-      smla_pipe::produce<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS, SCHEDULE>(
-          p, layout, smem, range);
-      if (p.cluster_merge) smla_cluster::cluster_producer_exit();
-      return;
-    }
+  if (smla_pipe::ran_producer<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS, SCHEDULE>(
+          p, layout, smem, range)) {
+    return;
   }
 
   const float value_scale = smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f;
   int tile = 0;  // the ring's running tile: stages and phases run on across rows
   for (;;) {     // one row of the range per pass
     smla_pipe::Accumulator<BLOCK_H, NUM_WARPS> acc;
-#pragma unroll
-    for (int m = 0; m < BLOCK_H / 16; ++m) {
-      acc.row_max[m][0] = acc.row_max[m][1] = ptx::neg_inf();
-      acc.row_sum[m][0] = acc.row_sum[m][1] = 0.f;
-#pragma unroll
-      for (int n = 0; n < smla::kLatentDim / NUM_WARPS / 8; ++n) {
-        acc.value[m][n][0] = acc.value[m][n][1] = acc.value[m][n][2] = acc.value[m][n][3] = 0.f;
-      }
-    }
+    smla_pipe::clear(acc);
     const int row_end = smla_pipe::row_end_tile<SCHEDULE>(p, range, tile);
     for (; tile < row_end; ++tile) {
-      const int stage = tile % NUM_STAGES;
-      if (PRODUCERS > 0) {
-        ptx::mbarrier_wait(&full[stage], (tile / NUM_STAGES) & 1);
-      } else {
-        ptx::cp_async_wait<NUM_STAGES - 2>();
-        __syncthreads();  // the tile is visible; every warp is done with the stage refilled next
-        const int prefetch = tile + NUM_STAGES - 1;
-        if (prefetch < num_tiles) {
-          smla_detail::load_tile<BLOCK_T, kConsumerThreads, KV_FORMAT>(p, layout, smem, next_ids,
-                                                                       prefetch % NUM_STAGES);
-          fetch_ids(prefetch + 1);
-        }
-        ptx::cp_async_commit();
-      }
-      const unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
-      const int* tokens =
-          reinterpret_cast<const int*>(smem + layout.token_offset) + stage * BLOCK_T;
-      float* scores =
-          reinterpret_cast<float*>(smem + layout.scores_offset) +
-          (tile % layout.score_buffers) * layout.ksplit * BLOCK_H * layout.scores_row_stride;
-      smla_pipe::compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(
-          layout, smem, ring, tokens, scores, p.scale_log2);
-      ptx::named_barrier_sync(1, kConsumerThreads);
-      smla_pipe::softmax_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, scores,
-                                                                                 ring, acc);
-      if (PRODUCERS > 0) {
-        __syncwarp();
-        if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&empty[stage]);
-      }
+      smla_pipe::consume_tile<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS,
+                              UNPACK>(p, layout, smem, full, empty, tile, num_tiles, next_ids,
+                                      fetch_ids, acc);
     }
     const bool last_row = SCHEDULE == smla::kScheduleSplits || tile == num_tiles;
     const smla_pipe::RowWork work = smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, tile - 1);
@@ -243,12 +323,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
       smla_cluster::free_for_exchange<kConsumerThreads>(full, 2 * NUM_STAGES,
                                                         kExchangeOverBarriers);
     } else if (last_row) {
-      // A combine launched as a programmatic dependent (merge 1) may be scheduled once every CTA
-      // of this grid got here (or exited), so its launch overlaps the grid's last output writes;
-      // it waits for this grid's completion before reading the partials. At the kernel's start
-      // instead, the waiting combine CTAs cost 1-2.6 us at batches 8-64 (BENCHMARKS.md section 7,
-      // 4th session).
-      ptx::launch_dependents();
+      ptx::launch_dependents();  // see the note above the kernel
     }
     smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, work, value_scale);
     if (last_row) break;
