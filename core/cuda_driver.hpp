@@ -84,9 +84,10 @@ int function_attribute(CUfunction function, CUfunction_attribute attribute,
                        const std::string& context);
 int max_active_blocks_per_sm(CUfunction function, int threads, std::size_t dynamic_smem,
                              const std::string& context);
-// Clusters of each size 2..8 (along x) of `function` resident at once with this block and dynamic
-// shared memory; a size the device or kernel cannot launch (before sm_90, or over its limits)
-// stays 0, "not known". Size 1 stays 0 too: an ordinary launch needs no cap.
+// Clusters of each size 1..8 (along x) of `function` resident at once with this block and dynamic
+// shared memory; size 1 is the kernel's resident CTAs on the whole device (one wave of an ordinary
+// launch). A size the device or kernel cannot launch (before sm_90, or over its limits) stays 0,
+// "not known".
 ClusterCapacity cluster_capacity(CUfunction function, unsigned threads,
                                  unsigned dynamic_smem) noexcept;
 

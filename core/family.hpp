@@ -130,6 +130,14 @@ struct Family {
   // of its waves on a device of `sm_count` SMs, which the bucket rule must not hand the winner of
   // a larger batch (a grid one wave larger). Optional: without it 'waves' names no batch.
   std::vector<int> (*wave_edge_batches)(const Shape& shape, int sm_count, int max_batch) = nullptr;
+  // The named batch set 'clusters': batches up to max_batch where the family's cluster launches
+  // stop fitting one wave of clusters, from the device's cluster capacity with k CTAs per SM
+  // (by_occupancy[k], k = 1..kClusterProbeOccupancy; core/cluster_probe.hpp), so that the bucket
+  // rule never hands a batch whose clusters fit the winner of one whose clusters do not.
+  // Optional: without it 'clusters' names no batch.
+  std::vector<int> (*cluster_edge_batches)(const Shape& shape,
+                                           const std::vector<ClusterCapacity>& by_occupancy,
+                                           int max_batch) = nullptr;
   // What the GPU runs for `config` at `batch`, as text: the compiled kernel and every launch fact
   // (grids, block, shared memory, cluster, launch order). Configs with equal text at a batch are
   // one launch (e.g. launch-time values the launch at that batch does not read), which the search

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cluster_probe.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
 #include "core/nvrtc.hpp"
@@ -162,6 +163,32 @@ TEST_CASE("cluster capacity: within the SMs' resident CTAs, and size 1 is all of
     CHECK(capacity.at(size) > 0);
     // Clusters never hold more CTAs than the SMs do (a cluster stays in one GPC: fewer may fit).
     CHECK(capacity.at(size) * size <= sms * per_sm);
+  }
+}
+
+TEST_CASE("cluster probe: a kernel of k CTAs per SM holds the probe's clusters at k") {
+  if (cuda::device_attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0) < 9) return;
+  const std::vector<ClusterCapacity> probed =
+      cuda::cluster_capacity_by_occupancy(0, cuda::kClusterProbeOccupancy);
+  REQUIRE(probed.size() == static_cast<std::size_t>(cuda::kClusterProbeOccupancy) + 1);
+  Loaded loaded;
+  // Another kernel (256 threads, its own registers), held to k CTAs per SM by its own dynamic
+  // shared memory: the SM's shared memory over k, less a 4 KB margin for the reservation.
+  const CUfunction increment = loaded.module.function("increment");
+  const int per_sm =
+      cuda::device_attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 0);
+  const int sms = cuda::device_attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0);
+  for (int ctas = 1; ctas <= cuda::kClusterProbeOccupancy; ++ctas) {
+    CAPTURE(ctas);
+    const int smem = per_sm / ctas - 4096;
+    cuda::set_max_dynamic_smem(increment, smem, "increment");
+    REQUIRE(cuda::max_active_blocks_per_sm(increment, 256, smem, "increment") == ctas);
+    const ClusterCapacity own = cuda::cluster_capacity(increment, 256, static_cast<unsigned>(smem));
+    CHECK(probed[ctas].at(1) == sms * ctas);
+    for (int size = 1; size <= ClusterCapacity::kMaxSize; ++size) {
+      CAPTURE(size);
+      CHECK(probed[ctas].at(size) == own.at(size));
+    }
   }
 }
 

@@ -46,6 +46,22 @@ TEST_CASE("batch set: 'waves' is resolved by the sweep, beside the batches the t
   CHECK_THROWS_WITH_AS(parse_batch_set("waves", 0), doctest::Contains("--max-batch"), InputError);
 }
 
+TEST_CASE("batch set: 'clusters' is resolved by the sweep too, alone or with 'waves'") {
+  const tuner::BatchSet both = parse_batch_set("8,clusters,waves", 64);
+  CHECK(both.cluster_edges);
+  CHECK(both.wave_edges);
+  CHECK(both.batches == std::vector<int>{8});
+  const tuner::BatchSet alone = parse_batch_set("clusters", 512);
+  CHECK(alone.cluster_edges);
+  CHECK_FALSE(alone.wave_edges);
+  CHECK(alone.batches.empty());  // the sweep adds the edges, or refuses when none
+  CHECK_FALSE(parse_batch_set("cudagraph,waves", 512).cluster_edges);
+  CHECK_THROWS_WITH_AS(parse_batch_set("clusters", 0), doctest::Contains("--max-batch"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_batch_set("cluster", 512), doctest::Contains("'clusters'"),
+                       InputError);
+}
+
 TEST_CASE("batch set: the list text round-trips") {
   const std::vector<int> batches = cudagraph_batches(64);
   CHECK(tuner::batch_list_text({1, 8, 64}) == "1,8,64");

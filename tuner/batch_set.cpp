@@ -13,7 +13,8 @@ namespace {
 constexpr int kLargestBatch = 1 << 20;  // a guard against typos, far above any captured size
 
 const char* const kForms =
-    "write batches (37), ranges (1-16, or 8-64:8 for every 8th), 'cudagraph' or 'waves', "
+    "write batches (37), ranges (1-16, or 8-64:8 for every 8th), 'cudagraph', 'waves' or "
+    "'clusters', "
     "separated by commas";
 
 int batch_value(const std::string& text, const std::string& item) {
@@ -82,6 +83,8 @@ BatchSet parse_batch_set(const std::string& text, int max_batch) {
         text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (item == "waves") {
       set.wave_edges = true;
+    } else if (item == "clusters") {
+      set.cluster_edges = true;
     } else if (item == "cudagraph") {
       const std::vector<int> captured = cudagraph_batches(max_batch);
       batches.insert(batches.end(), captured.begin(), captured.end());
@@ -93,11 +96,12 @@ BatchSet parse_batch_set(const std::string& text, int max_batch) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (max_batch < 1 && (set.wave_edges || text.find("cudagraph") != std::string::npos)) {
-    throw InputError("--batches names 'cudagraph' or 'waves' with --max-batch " +
+  const bool named = set.wave_edges || set.cluster_edges;
+  if (max_batch < 1 && (named || text.find("cudagraph") != std::string::npos)) {
+    throw InputError("--batches names 'cudagraph', 'waves' or 'clusters' with --max-batch " +
                      std::to_string(max_batch) + ": raise --max-batch to 1 or more");
   }
-  if (batches.empty() && !set.wave_edges) {
+  if (batches.empty() && !named) {
     throw InputError("--batches '" + text + "' names no batch: " + kForms);
   }
   batches = merged_batches(std::move(batches), {});

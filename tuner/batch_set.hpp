@@ -13,11 +13,14 @@ std::vector<int> cudagraph_batches(int max_batch);
 // A `--batches` text: comma-separated items, each a batch ("37"), a range ("1-16", every batch;
 // "8-64:8", every 8th from 8), the named set "cudagraph" (cudagraph_batches(max_batch)) or the
 // named set "waves" (the family's wave-edge batches up to max_batch, Family::wave_edge_batches:
-// they depend on the GPU's SM count, so the sweep adds them once it has its device).
+// they depend on the GPU's SM count, so the sweep adds them once it has its device) or the named
+// set "clusters" (the family's cluster-edge batches, Family::cluster_edge_batches: they depend on
+// the GPU's cluster capacity, which the sweep probes).
 struct BatchSet {
-  std::vector<int> batches;  // the batches the text names itself, sorted, without repeats
-  bool wave_edges = false;   // the text names "waves"
-  int max_batch = 0;         // the named sets' largest batch
+  std::vector<int> batches;    // the batches the text names itself, sorted, without repeats
+  bool wave_edges = false;     // the text names "waves"
+  bool cluster_edges = false;  // the text names "clusters"
+  int max_batch = 0;           // the named sets' largest batch
 };
 
 // Throws InputError naming --batches and the form.

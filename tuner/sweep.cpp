@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/cluster_probe.hpp"
 #include "core/cubin_cache.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
@@ -263,26 +264,48 @@ int first_device(const SweepRequest& request) {
   return devices.empty() ? request.device : devices.front();
 }
 
+// The batches the named sets 'waves' and 'clusters' add for the sweep's GPU, recorded in `edges`.
+std::vector<int> named_edge_batches(const SweepRequest& request, SweepSummary& edges) {
+  const Family& family = *request.family;
+  const int device = first_device(request);
+  std::vector<int> added;
+  if (request.wave_edge_batches) {
+    edges.sm_count = cuda::device_info(device).sm_count;
+    if (family.wave_edge_batches != nullptr) {
+      edges.wave_edges = family.wave_edge_batches(request.shape, edges.sm_count, request.max_batch);
+    }
+    added = merged_batches(added, edges.wave_edges);
+  }
+  if (request.cluster_edge_batches) {
+    edges.cluster_edges_asked = true;
+    if (family.cluster_edge_batches != nullptr) {
+      edges.cluster_edges = family.cluster_edge_batches(
+          request.shape, cuda::cluster_capacity_by_occupancy(device, cuda::kClusterProbeOccupancy),
+          request.max_batch);
+    }
+    added = merged_batches(added, edges.cluster_edges);
+  }
+  return added;
+}
+
 }  // namespace
 
 SweepSummary run_sweep(const SweepRequest& request) {
-  if (!request.wave_edge_batches || !cuda::gpu_available()) return SweepRun(request).run();
-  // 'waves': the family's wave-edge batches for this GPU's SM count join the batches.
-  const int sm_count = cuda::device_info(first_device(request)).sm_count;
-  const std::vector<int> edges =
-      request.family->wave_edge_batches == nullptr
-          ? std::vector<int>{}
-          : request.family->wave_edge_batches(request.shape, sm_count, request.max_batch);
+  const bool named = request.wave_edge_batches || request.cluster_edge_batches;
+  if (!named || !cuda::gpu_available()) return SweepRun(request).run();
+  SweepSummary edges;
   SweepRequest with_edges = request;
-  with_edges.batches = merged_batches(request.batches, edges);
+  with_edges.batches = merged_batches(request.batches, named_edge_batches(request, edges));
   if (with_edges.batches.empty()) {
-    throw InputError("--batches 'waves' names no batch up to --max-batch " +
-                     std::to_string(request.max_batch) + " on " + std::to_string(sm_count) +
-                     " SMs for " + request.family->name + ": add batches or raise --max-batch");
+    throw InputError("--batches 'waves' / 'clusters' name no batch up to --max-batch " +
+                     std::to_string(request.max_batch) + " on this GPU for " +
+                     request.family->name + ": add batches or raise --max-batch");
   }
   SweepSummary summary = SweepRun(with_edges).run();
-  summary.wave_edges = edges;
-  summary.sm_count = sm_count;
+  summary.wave_edges = edges.wave_edges;
+  summary.sm_count = edges.sm_count;
+  summary.cluster_edges = edges.cluster_edges;
+  summary.cluster_edges_asked = edges.cluster_edges_asked;
   return summary;
 }
 

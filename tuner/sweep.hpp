@@ -32,6 +32,9 @@ struct SweepRequest {
   // --batches named 'waves': the sweep adds the family's wave-edge batches up to max_batch for
   // its GPU's SM count (Family::wave_edge_batches) before it plans the batch search.
   bool wave_edge_batches = false;
+  // --batches named 'clusters': likewise the family's cluster-edge batches for its GPU's cluster
+  // capacity (Family::cluster_edge_batches, core/cluster_probe.hpp).
+  bool cluster_edge_batches = false;
   int max_batch = 512;
   // Which configs to measure at which batch (tuner/batch_search.hpp); --exhaustive measures and
   // verifies every config at every batch.
@@ -84,15 +87,17 @@ struct SweepSummary {
   int faults = 0;
   int transients = 0;  // failed twice by timeout or out of memory: retried by the next sweep
   int wrong_results = 0;
-  int skipped_by_search = 0;        // (config, batch) pairs recorded as skipped_by_search
-  int same_launch = 0;              // ... of them the same launch as a config measured there
-  int screens = 0;                  // first passes that were screens (0 without the search)
-  int screen_replays = 0;           // timed replays per screen (0: no screening)
-  int full_timings = 0;             // full-protocol timings of finalists (rounds counted)
-  std::vector<int> anchors;         // batches where every config was measured
-  std::vector<int> verify_batches;  // batches where configs were verified
-  std::vector<int> wave_edges;      // the wave-edge batches 'waves' added (tuned like the rest)
-  int sm_count = 0;                 // the SMs those edges were derived for (0: none asked)
+  int skipped_by_search = 0;         // (config, batch) pairs recorded as skipped_by_search
+  int same_launch = 0;               // ... of them the same launch as a config measured there
+  int screens = 0;                   // first passes that were screens (0 without the search)
+  int screen_replays = 0;            // timed replays per screen (0: no screening)
+  int full_timings = 0;              // full-protocol timings of finalists (rounds counted)
+  std::vector<int> anchors;          // batches where every config was measured
+  std::vector<int> verify_batches;   // batches where configs were verified
+  std::vector<int> wave_edges;       // the wave-edge batches 'waves' added (tuned like the rest)
+  int sm_count = 0;                  // the SMs those edges were derived for (0: none asked)
+  std::vector<int> cluster_edges;    // the cluster-edge batches 'clusters' added
+  bool cluster_edges_asked = false;  // 'clusters' was named (and a GPU probed)
   double copy_gbs = 0.0;
   std::string device_name;
   int devices = 1;  // GPUs that measured

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "kernels/sparse_mla_decode/cluster_edges.hpp"
 #include "kernels/sparse_mla_decode/deploy.hpp"
 #include "kernels/sparse_mla_decode/geometry.hpp"
 #include "kernels/sparse_mla_decode/resources.hpp"
@@ -164,14 +165,26 @@ std::string launch_identity(const Config& config, const tuner::Shape& shape, int
          launch_facts_text(from_config(config), typed_shape(shape, batch));
 }
 
+// The space's BLOCK_H values.
+const std::vector<int>& block_h_values() {
+  for (const Parameter& parameter : parameter_space()) {
+    if (parameter.name == "block_h") return parameter.values;
+  }
+  static const std::vector<int> none;
+  return none;
+}
+
 // The one-split grid's wave edges for every BLOCK_H of the space (deploy.hpp).
 std::vector<int> wave_edges(const tuner::Shape& shape, int sm_count, int max_batch) {
-  for (const Parameter& parameter : parameter_space()) {
-    if (parameter.name != "block_h") continue;
-    return wave_edge_batches(static_cast<int>(shape.integer("local_heads")), parameter.values,
-                             sm_count, max_batch);
-  }
-  return {};
+  return wave_edge_batches(static_cast<int>(shape.integer("local_heads")), block_h_values(),
+                           sm_count, max_batch);
+}
+
+// The cluster merge's edges for every BLOCK_H of the space (cluster_edges.hpp).
+std::vector<int> cluster_edges(const tuner::Shape& shape,
+                               const std::vector<ClusterCapacity>& by_occupancy, int max_batch) {
+  return cluster_edge_batches(static_cast<int>(shape.integer("local_heads")), block_h_values(),
+                              by_occupancy, max_batch);
 }
 
 Family make_family() {
@@ -209,6 +222,7 @@ Family make_family() {
   // batches take the bucket rule, which must not cross a wave edge.
   f.default_batches = "cudagraph,waves";
   f.wave_edge_batches = &wave_edges;
+  f.cluster_edge_batches = &cluster_edges;
   f.launch_identity = &launch_identity;
   f.default_max_batch = 512;
   f.export_name = &export_name;

@@ -60,6 +60,9 @@ void print_summary(const SweepSummary& summary) {
     std::printf("wave edges (%d SMs): %s\n", summary.sm_count,
                 batch_list(summary.wave_edges).c_str());
   }
+  if (summary.cluster_edges_asked) {
+    std::printf("cluster edges: %s\n", batch_list(summary.cluster_edges).c_str());
+  }
   std::printf("%6s %-72s %10s %10s %8s %8s %7s %5s  %s\n", "batch", "winner", "winner_us",
               "default_us", "speedup", "measured", "skipped", "final", "decision");
   for (const SweepBatchSummary& batch : summary.batches) {
@@ -150,9 +153,10 @@ void add_sweep_options(po::options_description& options, SweepText& text, SweepR
       "batch sizes to tune: a list (1,2,4), ranges (1-16, 8-64:8), 'cudagraph' (vLLM's "
       "CUDA-graph capture sizes up to --max-batch) and/or 'waves' (the batches where the "
       "family's grid fills its last wave on this GPU, so that the bucket rule never hands a "
-      "batch the winner of a grid one wave larger)")(
+      "batch the winner of a grid one wave larger) and/or 'clusters' (the last batches whose "
+      "cluster launches fit one wave of clusters on this GPU)")(
       "max-batch", po::value(&text.max_batch)->default_value(text.max_batch),
-      "the largest batch of 'cudagraph' and 'waves' (the family's default maximum)")(
+      "the largest batch of 'cudagraph', 'waves' and 'clusters' (the family's default maximum)")(
       "exhaustive", po::bool_switch(&request.exhaustive),
       "measure and verify every config at every batch (no batch search)")(
       "search-anchors", po::value(&text.anchors)->default_value(text.anchors),
@@ -230,6 +234,7 @@ int run_sweep(const Args& args) {
   const BatchSet batches = parse_batch_set(text.batches, text.max_batch);
   request.batches = batches.batches;
   request.wave_edge_batches = batches.wave_edges;
+  request.cluster_edge_batches = batches.cluster_edges;
   request.max_batch = batches.max_batch;
   request.search.anchor_targets = parse_int_list(text.anchors, "search-anchors");
   set_search_options(text.margin_pct, text.finalist_margin_pct, request);
