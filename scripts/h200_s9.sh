@@ -5,8 +5,9 @@
 #      (schedule 0's division fix: was 0.5-1.8 % slower), the --budget-arch sm_120 sweep and the
 #      bf16 sweep into the same DB, and `tuner report` of it (docs/reference-sweep); the DB comes
 #      back as $OUT/reference-sweep.sqlite.gz
-#   b  (same machine, after a) the search and bucket oracles (h200_issue12_s4.sh search, bucket);
-#      their DBs come back for offline rule checks
+#   b  (same machine, after a) the batch set 'clusters' swept into a copy of a's DB, then one
+#      bucket oracle at 21 untuned batches that times both DBs' lookup configs in full: the bucket
+#      regret without and with the cluster edges, from one run
 #   c  the correctness matrix: fp8 at 32 local heads, bf16 at 64, the corner cases
 # Usage: scripts/h200_s9.sh a|b|c   (carry .devcarry; a short table is printed last; logs in $OUT)
 set -u
@@ -62,12 +63,42 @@ case $part in
     done
     ;;
   b)
+    # The cluster-edge batches into a copy of part a's DB, then one bucket oracle that times the
+    # lookup's config of both DBs in full, so both regrets come from one run.
     [ -f "$WORK/tuned.db" ] || { echo "no $WORK/tuned.db: run part a on this machine first"; exit 2; }
-    bash scripts/h200_issue12_s4.sh build bucket >"$logs/bucket.txt" 2>&1
+    export TUNEDB_LIBRARY=$(ls build/db/libtunedb.so* .devcarry/lib/libtunedb.so* 2>/dev/null | head -n 1)
+    bucket=3,5,6,7,9,12,20,28,37,44,50,60,76,100,130,150,201,260,300,401,500
+    cp "$WORK/tuned.db" "$WORK/edges.db"
+    timeout 100 $tuner sweep --db "$WORK/edges.db" --cache-dir "$WORK/cache" --batches clusters \
+      >"$logs/sweep_clusters.log" 2>&1
+    echo "clusters sweep rc=$?"; grep -E "^time:|^cluster edges" "$logs/sweep_clusters.log"
+    for side in tuned edges; do
+      python3 scripts/regret.py also-time bucket --tuned "$WORK/$side.db" --batches "$bucket" \
+        --out "$WORK/also_$side.json" >"$logs/also_$side.log" 2>&1
+    done
+    python3 - "$WORK" <<'PY'
+import json, sys
+work = sys.argv[1]
+merged = {}
+for side in ("tuned", "edges"):
+    for batch, configs in json.load(open(f"{work}/also_{side}.json")).items():
+        for config in configs:
+            if config not in merged.setdefault(batch, []):
+                merged[batch].append(config)
+json.dump(merged, open(f"{work}/also_both.json", "w"))
+PY
+    rm -f "$WORK/oracle_bucket.db"
+    timeout 340 $tuner sweep --db "$WORK/oracle_bucket.db" --cache-dir "$WORK/cache" \
+      --batches "$bucket" --search-margin 1000 --search-keep 100000 --screen-replays 6 \
+      --finalists 4 --finalist-margin 100 --also-time "$WORK/also_both.json" \
+      >"$logs/oracle_bucket.log" 2>&1
+    echo "bucket oracle rc=$?"; grep -E "^time:" "$logs/oracle_bucket.log"
+    for side in tuned edges; do
+      python3 scripts/regret.py bucket --tuned "$WORK/$side.db" --oracle "$WORK/oracle_bucket.db" \
+        --max-regret 3 --min-batches 1 >"$logs/regret_bucket_$side.log" 2>&1
+      echo "== bucket regret, $side"; grep -E "^bucket: " "$logs/regret_bucket_$side.log"
+    done
     gzip -c "$WORK"/oracle_bucket.db >"$out/oracle_bucket.sqlite.gz"
-    [ "$(left)" -gt 260 ] && bash scripts/h200_issue12_s4.sh build search >"$logs/search.txt" 2>&1
-    tail -n 12 "$logs/bucket.txt" | cut -c1-220
-    [ -f "$logs/search.txt" ] && tail -n 6 "$logs/search.txt" | cut -c1-220
     ;;
   c)
     matrix fp8_ds_mla:2 $(($(left) / 2))

@@ -30,7 +30,6 @@
 
 using namespace tuner;
 using namespace tuner::smla_family;
-
 namespace {
 
 struct Gpu {
