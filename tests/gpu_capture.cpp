@@ -119,9 +119,9 @@ DecodeKernels load_frozen(const tunedb::Lookup& found, KvFormat kv) {
   REQUIRE(found.cubin->kernel_names.size() >= 2);
   const KernelConfig config = from_config(config_from_json(found.config->params_json));
   const std::string context = "frozen " + std::string(found.config->params_json);
-  DecodeKernels kernels{config, kv,
-                        std::make_shared<const cuda::Module>(found.cubin->bytes, context), nullptr,
-                        nullptr};
+  DecodeKernels kernels{
+      config,  kv,      std::make_shared<const cuda::Module>(found.cubin->bytes, context),
+      nullptr, nullptr, {}};
   kernels.split = kernels.module->function(split_name(*found.cubin, kv));
   kernels.combine = kernels.module->function(std::string(found.cubin->kernel_names.back()));
   cuda::set_max_dynamic_smem(kernels.split, static_budget(config, kv).smem_bytes_per_block,
@@ -256,6 +256,6 @@ TEST_CASE("time_graph refuses a stream that is capturing a graph") {
   CHECK(still_capturing);
   CHECK(caller_graph.get() != nullptr);
   // Outside capture it measures.
-  const Timing timing = time_graph(enqueue, stream, MeasureOptions{4, 1, 3, 5, 0.5, 50.0});
+  const Timing timing = time_graph(enqueue, stream, MeasureOptions{4, 1, 3, 5, 0.5, 50.0, 2, {}});
   CHECK(timing.samples >= 3);
 }

@@ -39,8 +39,10 @@ TEST_CASE("every served family is a tuner family whose frozen launch facts its l
     REQUIRE_FALSE(launches.empty());
     std::vector<tuner::BoundKernel> kernels;
     for (std::size_t i = 0; i < launches.size(); ++i) {
-      kernels.push_back({fake_function(0x100 + i), static_cast<unsigned>(launches[i].block_threads),
-                         static_cast<unsigned>(launches[i].dynamic_smem)});
+      kernels.push_back({fake_function(0x100 + i),
+                         static_cast<unsigned>(launches[i].block_threads),
+                         static_cast<unsigned>(launches[i].dynamic_smem),
+                         {}});
     }
     std::set<std::string> asked;
     const tuner::Config values = tuner::config_from_json(launches.front().launch_params_json);

@@ -34,7 +34,8 @@ BoundConfig bound_config(const KernelConfig& config, bool with_reduce = true) {
   for (std::size_t i = 0; i < launches.size(); ++i) {
     kernels.push_back({fake_function(0x100 * (i + 1)),
                        static_cast<unsigned>(launches[i].block_threads),
-                       static_cast<unsigned>(launches[i].dynamic_smem)});
+                       static_cast<unsigned>(launches[i].dynamic_smem),
+                       {}});
   }
   const Config values = config_from_json(launches.front().launch_params_json);
   return deploy_family().bind(
@@ -226,7 +227,7 @@ TEST_CASE("fp8_gemm serve launch refusals enqueue nothing and say why") {
 }
 
 TEST_CASE("fp8_gemm bind refuses a config without the values the geometry reads") {
-  const BoundKernel kernel{fake_function(0x100), 128, 0};
+  const BoundKernel kernel{fake_function(0x100), 128, 0, {}};
   CHECK_THROWS_WITH_AS(
       deploy_family().bind([&](std::string_view) { return &kernel; },
                            [](std::string_view name) -> std::optional<std::int64_t> {

@@ -62,9 +62,9 @@ constexpr LaunchKernelFn record = &test::record_launch<smla::SplitParams, smla::
 // `merge` under its name, or under `pdl` (DBs frozen before merge replaced it) when `legacy_pdl`.
 BoundConfig bound_config(bool with_bf16, std::optional<std::int64_t> merge = std::nullopt,
                          bool legacy_pdl = false) {
-  const BoundKernel fp8{fake_function(0x100), 128, 40000};
-  const BoundKernel bf16{fake_function(0x200), 192, 50000};
-  const BoundKernel combine{fake_function(0x300), 128, 0};
+  const BoundKernel fp8{fake_function(0x100), 128, 40000, {}};
+  const BoundKernel bf16{fake_function(0x200), 192, 50000, {}};
+  const BoundKernel combine{fake_function(0x300), 128, 0, {}};
   return deploy_family().bind(
       [&](std::string_view role) -> const BoundKernel* {
         if (role == "split.fp8_ds_mla") return &fp8;
@@ -348,7 +348,7 @@ TEST_CASE("serve launch refusals enqueue nothing and say why") {
 }
 
 TEST_CASE("bind refuses a config without the values the geometry reads") {
-  const BoundKernel kernel{fake_function(0x100), 128, 0};
+  const BoundKernel kernel{fake_function(0x100), 128, 0, {}};
   CHECK_THROWS_WITH_AS(
       deploy_family().bind([&](std::string_view) { return &kernel; },
                            [](std::string_view name) -> std::optional<std::int64_t> {

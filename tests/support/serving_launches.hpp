@@ -32,8 +32,10 @@ inline std::vector<RecordedLaunch> serving_launches(const smla_family::KernelCon
   REQUIRE(facts.size() == 2);  // this format's split, then combine
   const BoundKernel split{fake_function(0x100), static_cast<unsigned>(facts[0].block_threads),
                           static_cast<unsigned>(facts[0].dynamic_smem), clusters};
-  const BoundKernel combine{fake_function(0x300), static_cast<unsigned>(facts[1].block_threads),
-                            static_cast<unsigned>(facts[1].dynamic_smem)};
+  const BoundKernel combine{fake_function(0x300),
+                            static_cast<unsigned>(facts[1].block_threads),
+                            static_cast<unsigned>(facts[1].dynamic_smem),
+                            {}};
   const Config values = config_from_json(facts[0].launch_params_json);
   const BoundConfig bound = smla_family::deploy_family().bind(
       [&](std::string_view role) -> const BoundKernel* {
