@@ -1,7 +1,8 @@
 // The sparse MLA family's cluster-edge batches (cluster_edges.hpp, the batch set 'clusters'):
 // hand-computed cases from the H200's measured capacity (62 clusters of 4 at 2 CTAs per SM,
 // BENCHMARKS.md section 7), and an independent check against split rule 3: at every edge the
-// cluster merge keeps its cluster size, and one batch more it does not.
+// cluster merge keeps its cluster size, and one batch more it does not; through the family hook,
+// only the occupancies its kernels can reach count.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "core/cluster_capacity.hpp"
 #include "kernels/sparse_mla_decode/cluster_edges.hpp"
 #include "kernels/sparse_mla_decode/deploy.hpp"
+#include "kernels/sparse_mla_decode/family.hpp"
 
 using namespace tuner;
 using namespace tuner::smla_family;
@@ -60,4 +62,17 @@ TEST_CASE("cluster edges: split rule 3 keeps the cluster at an edge and drops it
     const GeometryParams past_edge{64, 16, size * (edge + 1), 2, 0};
     CHECK(split_plan({edge + 1, 16, 2048}, past_edge, h200[2]).num_splits < size);
   }
+}
+
+TEST_CASE("cluster edges through the family: occupancies above the largest CTAS_PER_SM drop out") {
+  // The space's launch bounds go up to 3 CTAs per SM, so a capacity at 4 names no batch.
+  std::vector<ClusterCapacity> by_occupancy(5);
+  by_occupancy[3].clusters[4] = 90;
+  by_occupancy[4].clusters[4] = 120;
+  const tuner::Shape shape = family().canonicalize(
+      {{"heads", "64"}, {"tp", "4"}, {"topk", "2048"}, {"kv", "fp8_ds_mla"}, {"page_size", "64"}});
+  CHECK(family().cluster_edge_batches(shape, by_occupancy, 512) == std::vector<int>{90});
+  by_occupancy.resize(2);  // fewer occupancies probed than the space allows: those there count
+  by_occupancy[1].clusters[2] = 66;
+  CHECK(family().cluster_edge_batches(shape, by_occupancy, 512) == std::vector<int>{66});
 }

@@ -1,5 +1,6 @@
 #include "kernels/sparse_mla_decode/family.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <iterator>
 #include <set>
@@ -165,14 +166,16 @@ std::string launch_identity(const Config& config, const tuner::Shape& shape, int
          launch_facts_text(from_config(config), typed_shape(shape, batch));
 }
 
-// The space's BLOCK_H values.
-const std::vector<int>& block_h_values() {
+// The space's values of one parameter.
+const std::vector<int>& space_values(const std::string& name) {
   for (const Parameter& parameter : parameter_space()) {
-    if (parameter.name == "block_h") return parameter.values;
+    if (parameter.name == name) return parameter.values;
   }
   static const std::vector<int> none;
   return none;
 }
+
+const std::vector<int>& block_h_values() { return space_values("block_h"); }
 
 // The one-split grid's wave edges for every BLOCK_H of the space (deploy.hpp).
 std::vector<int> wave_edges(const tuner::Shape& shape, int sm_count, int max_batch) {
@@ -180,11 +183,20 @@ std::vector<int> wave_edges(const tuner::Shape& shape, int sm_count, int max_bat
                            sm_count, max_batch);
 }
 
-// The cluster merge's edges for every BLOCK_H of the space (cluster_edges.hpp).
+// The cluster merge's edges for every BLOCK_H of the space (cluster_edges.hpp), at the occupancies
+// its kernels can run at: up to the largest CTAS_PER_SM launch bound (ptxas holds registers to
+// it; without a bound for more CTAs, the 192-thread cluster kernels need more registers than 4
+// CTAs per SM leave).
 std::vector<int> cluster_edges(const tuner::Shape& shape,
                                const std::vector<ClusterCapacity>& by_occupancy, int max_batch) {
+  const std::vector<int>& bounds = space_values("ctas_per_sm");
+  const std::size_t most =
+      bounds.empty() ? 0
+                     : static_cast<std::size_t>(*std::max_element(bounds.begin(), bounds.end()));
+  const std::vector<ClusterCapacity> reachable(
+      by_occupancy.begin(), by_occupancy.begin() + std::min(by_occupancy.size(), most + 1));
   return cluster_edge_batches(static_cast<int>(shape.integer("local_heads")), block_h_values(),
-                              by_occupancy, max_batch);
+                              reachable, max_batch);
 }
 
 Family make_family() {
