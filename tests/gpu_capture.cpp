@@ -119,9 +119,10 @@ DecodeKernels load_frozen(const tunedb::Lookup& found, KvFormat kv) {
   REQUIRE(found.cubin->kernel_names.size() >= 2);
   const KernelConfig config = from_config(config_from_json(found.config->params_json));
   const std::string context = "frozen " + std::string(found.config->params_json);
-  DecodeKernels kernels{
-      config,  kv,      std::make_shared<const cuda::Module>(found.cubin->bytes, context),
-      nullptr, nullptr, {}};
+  DecodeKernels kernels;
+  kernels.config = config;
+  kernels.kv_format = kv;
+  kernels.module = std::make_shared<const cuda::Module>(found.cubin->bytes, context);
   kernels.split = kernels.module->function(split_name(*found.cubin, kv));
   kernels.combine = kernels.module->function(std::string(found.cubin->kernel_names.back()));
   cuda::set_max_dynamic_smem(kernels.split, static_budget(config, kv).smem_bytes_per_block,

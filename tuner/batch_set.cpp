@@ -14,8 +14,7 @@ constexpr int kLargestBatch = 1 << 20;  // a guard against typos, far above any 
 
 const char* const kForms =
     "write batches (37), ranges (1-16, or 8-64:8 for every 8th), 'cudagraph', 'waves' or "
-    "'clusters', "
-    "separated by commas";
+    "'clusters', separated by commas";
 
 int batch_value(const std::string& text, const std::string& item) {
   int value = 0;

@@ -52,14 +52,12 @@ struct SplitPlan {
     return merges_in_cluster() ? static_cast<unsigned>(num_splits) : 1u;
   }
 };
-// The balanced schedule (schedule.h) ignores TARGET_CTAS on a device (its grid is one wave of the
-// resident CTAs); at 2^31 tiles or more (the kernel counts in int) it plans no grid (the driver
-// refuses the launch).
+
 // The balanced schedule's widest row: the most CTAs that hold tiles of one row, the plan's
-// num_splits (the partials' stride per row). The kernels and the combine find each row's parts
-// with schedule.h's row_parts.
-// Walks the N - 1 CTA starts floor(c G / N) in order with additions only: a row's parts are the
-// CTA that holds its first tile plus every CTA that starts inside it.
+// num_splits (the partials' stride per row); the kernels and the combine find each row's parts
+// with schedule.h's row_parts. This one walks the N - 1 CTA starts floor(c G / N) in order with
+// additions only: a row's parts are the CTA that holds its first tile plus every CTA that starts
+// inside it.
 int max_parts_by_cta_starts(const smla::Balance& balance);
 
 // The same figure by the shorter walk: over the rows (row_parts, two 64-bit divisions each, ~4 ns
@@ -67,6 +65,9 @@ int max_parts_by_cta_starts(const smla::Balance& balance);
 // (~1.5 ns each; bench/split_plan.cpp). The serving launcher plans on every launch.
 int max_row_parts(const smla::Balance& balance);
 
+// The balanced schedule (schedule.h) ignores TARGET_CTAS on a device (its grid is one wave of the
+// resident CTAs); at 2^31 tiles or more (the kernel counts in int) it plans no grid (the driver
+// refuses the launch).
 // With the cluster merge and a known `capacity` (the split kernel's, on the launching device), the
 // splits are the most, up to that count, whose batch x head_groups clusters the device holds at
 // once (one wave of clusters; a cluster stays inside one GPC, so fewer fit than CTAs do), and one

@@ -22,9 +22,10 @@ DecodeKernels load_decode_kernels(const CompileResult& compiled, const KernelCon
                                   KvFormat kv_format) {
   const std::string context = std::string(kFamilyName) + " " + describe(to_config(config)) +
                               " kv=" + std::string(to_string(kv_format));
-  DecodeKernels kernels{
-      config,  kv_format, std::make_shared<const cuda::Module>(compiled.cubin, context),
-      nullptr, nullptr,   {}};
+  DecodeKernels kernels;
+  kernels.config = config;
+  kernels.kv_format = kv_format;
+  kernels.module = std::make_shared<const cuda::Module>(compiled.cubin, context);
   kernels.split =
       kernels.module->function(compiled.lowered_names.at(split_kernel_name(config, kv_format)));
   kernels.combine = kernels.module->function(compiled.lowered_names.at(combine_kernel_name()));
