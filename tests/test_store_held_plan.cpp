@@ -5,10 +5,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "db/store/held_plan.hpp"
+#include "db/store/plan_digest.hpp"
 #include "db/store/store.hpp"
 #include "tests/support/fixture.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -79,4 +81,33 @@ TEST_CASE("held plan: the same fates are found under the latest plan run, any ch
   store.record_trials(reason);
   CHECK(run_holding_plan(store, plan_rows(second + 1, problem)) == 0);
   CHECK(run_holding_plan(store, reason) == second);
+}
+
+TEST_CASE(
+    "held plan: the held rows' keys go through the caller's for-each, with the same answers") {
+  TempDir dir;
+  Store store = Store::open(dir / "tune.db");
+  const std::int64_t first = store.begin_run(fixture::fixture_run());
+  store.add_source(fixture::kSourceHash, fixture::kFamily);
+  const std::int64_t problem =
+      store.problem_id(ProblemKey{"sparse_mla_decode", fixture::kShape, std::nullopt});
+  store.record_trials(plan_rows(first, problem));
+  std::size_t keyed = 0;
+  // Backwards, as another thread order might: the answer does not depend on the order.
+  const ForEachIndex backwards = [&](std::size_t count,
+                                     const std::function<void(std::size_t)>& body) {
+    for (std::size_t index = count; index-- > 0;) body(index);
+    keyed += count;
+  };
+  const std::vector<TrialRecord> same = plan_rows(first + 1, problem);
+  CHECK(run_holding_plan(store, same, plan_fate_keys(same), backwards) == first);
+  CHECK(keyed == same.size());
+  std::vector<TrialRecord> reason = plan_rows(first + 1, problem);
+  reason[11].reason = "fits, by another rule";
+  CHECK(run_holding_plan(store, reason, plan_fate_keys(reason), backwards) == 0);
+  std::vector<TrialRecord> fewer = plan_rows(first + 1, problem);
+  fewer.pop_back();
+  keyed = 0;
+  CHECK(run_holding_plan(store, fewer, plan_fate_keys(fewer), backwards) == 0);
+  CHECK(keyed == 0);  // a count that differs is decided before any key is parsed
 }

@@ -107,7 +107,11 @@ std::int64_t record_plan_unless_held(db::Store& store, std::int64_t run_id, cons
                                      const Family& family) {
   const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, plan, family);
   const std::vector<std::string> keys = sorted_fate_keys(trials);  // sorted once, for both
-  const std::int64_t holder = db::run_holding_plan(store, trials, keys);
+  // The held rows' keys on every core too: one JSON parse each, most of a warm rerun's check.
+  const std::int64_t holder = db::run_holding_plan(
+      store, trials, keys, [](std::size_t count, const std::function<void(std::size_t)>& body) {
+        parallel_for(count, 0, body);
+      });
   if (holder == 0) store.record_trials(trials);  // one transaction: a plan has ~100 000 rows
   record_digest(store, trials, keys);            // when held, the rows may predate digests
   return holder == 0 ? run_id : holder;
