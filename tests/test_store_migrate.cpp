@@ -54,7 +54,8 @@ TEST_CASE("store migration: version 2 is read as it is, then upgraded in place w
   CHECK(launch_columns(Connection::open(path, OpenMode::read_only)) == 0);
   {
     const Store reader = Store::open_read_only(path);
-    const std::vector<TrialRecord> trials = reader.trials(TrialFilter{{}, {}, {}, Fate::measured});
+    const std::vector<TrialRecord> trials =
+        reader.trials(TrialFilter{{}, {}, {}, Fate::measured, {}});
     REQUIRE(trials.size() == 1);
     CHECK(trials[0].median_us == 20.0);
     CHECK_FALSE(trials[0].launch_p10_us.has_value());
@@ -66,7 +67,7 @@ TEST_CASE("store migration: version 2 is read as it is, then upgraded in place w
   Store store = Store::open(path);
   CHECK(store.connection().query_int64("PRAGMA user_version") == 3);
   CHECK(launch_columns(store.connection()) == 2);
-  std::vector<TrialRecord> trials = store.trials(TrialFilter{{}, {}, {}, Fate::measured});
+  std::vector<TrialRecord> trials = store.trials(TrialFilter{{}, {}, {}, Fate::measured, {}});
   REQUIRE(trials.size() == 1);
   CHECK(trials[0].params_json == R"({"block_t":32})");
   CHECK(trials[0].p90_us == 20.4);
@@ -78,7 +79,7 @@ TEST_CASE("store migration: version 2 is read as it is, then upgraded in place w
   jittery.launch_p10_us = 18.5;
   jittery.launch_p90_us = 23.0;
   store.record_trial(jittery);
-  trials = store.trials(TrialFilter{{}, {}, {}, Fate::measured});
+  trials = store.trials(TrialFilter{{}, {}, {}, Fate::measured, {}});
   REQUIRE(trials.size() == 2);
   CHECK(trials[1].launch_p10_us == 18.5);
   CHECK(trials[1].launch_p90_us == 23.0);
