@@ -5,7 +5,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -83,8 +82,7 @@ TEST_CASE("held plan: the same fates are found under the latest plan run, any ch
   CHECK(run_holding_plan(store, reason) == second);
 }
 
-TEST_CASE(
-    "held plan: the held rows' keys go through the caller's for-each, with the same answers") {
+TEST_CASE("held plan: the row-order keys decide in order, any other order falls back to sets") {
   TempDir dir;
   Store store = Store::open(dir / "tune.db");
   const std::int64_t first = store.begin_run(fixture::fixture_run());
@@ -92,22 +90,23 @@ TEST_CASE(
   const std::int64_t problem =
       store.problem_id(ProblemKey{"sparse_mla_decode", fixture::kShape, std::nullopt});
   store.record_trials(plan_rows(first, problem));
-  std::size_t keyed = 0;
-  // Backwards, as another thread order might: the answer does not depend on the order.
-  const ForEachIndex backwards = [&](std::size_t count,
-                                     const std::function<void(std::size_t)>& body) {
-    for (std::size_t index = count; index-- > 0;) body(index);
-    keyed += count;
+  // The keys of `rows` in their order (plan_fate_keys sorts; these stay as the rows are).
+  const auto row_keys = [](const std::vector<TrialRecord>& rows) {
+    std::vector<std::string> keys;
+    for (const TrialRecord& row : rows) keys.push_back(plan_fate_key(row));
+    return keys;
   };
   const std::vector<TrialRecord> same = plan_rows(first + 1, problem);
-  CHECK(run_holding_plan(store, same, plan_fate_keys(same), backwards) == first);
-  CHECK(keyed == same.size());
+  CHECK(run_holding_plan(store, same, plan_fate_keys(same), row_keys(same)) == first);
+  std::vector<TrialRecord> backwards = same;  // another order: the hash sets decide, the same
+  std::reverse(backwards.begin(), backwards.end());
+  CHECK(run_holding_plan(store, backwards, plan_fate_keys(backwards), row_keys(backwards)) ==
+        first);
   std::vector<TrialRecord> reason = plan_rows(first + 1, problem);
   reason[11].reason = "fits, by another rule";
-  CHECK(run_holding_plan(store, reason, plan_fate_keys(reason), backwards) == 0);
-  std::vector<TrialRecord> fewer = plan_rows(first + 1, problem);
-  fewer.pop_back();
-  keyed = 0;
-  CHECK(run_holding_plan(store, fewer, plan_fate_keys(fewer), backwards) == 0);
-  CHECK(keyed == 0);  // a count that differs is decided before any key is parsed
+  CHECK(run_holding_plan(store, reason, plan_fate_keys(reason), row_keys(reason)) == 0);
+  std::vector<TrialRecord> swapped = plan_rows(first + 1, problem);  // two rows' fates traded
+  std::swap(swapped[2].fate, swapped[3].fate);
+  std::swap(swapped[2].reason, swapped[3].reason);
+  CHECK(run_holding_plan(store, swapped, plan_fate_keys(swapped), row_keys(swapped)) == 0);
 }

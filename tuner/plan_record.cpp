@@ -70,11 +70,17 @@ std::vector<db::TrialRecord> plan_trials(db::Store& store, std::int64_t run_id,
   return trials;
 }
 
-// db::plan_fate_keys, on every core: the keys' canonical params are a JSON parse per row.
-std::vector<std::string> sorted_fate_keys(const std::vector<db::TrialRecord>& trials) {
+// db::plan_fate_key of every row, in row order, on every core: the keys' canonical params are a
+// JSON parse per row.
+std::vector<std::string> fate_keys(const std::vector<db::TrialRecord>& trials) {
   std::vector<std::string> keys(trials.size());
   parallel_for(trials.size(), 0,
                [&](std::size_t index) { keys[index] = db::plan_fate_key(trials[index]); });
+  return keys;
+}
+
+std::vector<std::string> sorted_fate_keys(const std::vector<db::TrialRecord>& trials) {
+  std::vector<std::string> keys = fate_keys(trials);
   std::sort(keys.begin(), keys.end());
   return keys;
 }
@@ -106,12 +112,10 @@ void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
 std::int64_t record_plan_unless_held(db::Store& store, std::int64_t run_id, const PlanResult& plan,
                                      const Family& family) {
   const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, plan, family);
-  const std::vector<std::string> keys = sorted_fate_keys(trials);  // sorted once, for both
-  // The held rows' keys on every core too: one JSON parse each, most of a warm rerun's check.
-  const std::int64_t holder = db::run_holding_plan(
-      store, trials, keys, [](std::size_t count, const std::function<void(std::size_t)>& body) {
-        parallel_for(count, 0, body);
-      });
+  const std::vector<std::string> row_keys = fate_keys(trials);
+  std::vector<std::string> keys = row_keys;  // sorted once, for the check and the digest
+  std::sort(keys.begin(), keys.end());
+  const std::int64_t holder = db::run_holding_plan(store, trials, keys, row_keys);
   if (holder == 0) store.record_trials(trials);  // one transaction: a plan has ~100 000 rows
   record_digest(store, trials, keys);            // when held, the rows may predate digests
   return holder == 0 ? run_id : holder;

@@ -21,26 +21,20 @@ std::int64_t latest_plan_run(const Store& store, const TrialRecord& any_row) {
   return query.column_int64(0);
 }
 
-// One stored plan row's key fields, as text.
-struct HeldRow {
-  std::string params_json;
-  std::string fate;
-  std::string reason;
-};
-
-// The plan rows run `run` holds for `any_row`'s problem, source hash and budget arch.
-std::vector<HeldRow> held_rows(const Store& store, const TrialRecord& any_row, std::int64_t run) {
+// The plan_fate_key of every plan row run `run` holds for `any_row`'s problem, source hash and
+// budget arch, in the order they were recorded (the run's index keeps rowid order).
+std::vector<std::string> held_keys(const Store& store, const TrialRecord& any_row,
+                                   std::int64_t run) {
   Statement rows = store.connection().prepare(
       "SELECT params_json, fate, reason FROM trials WHERE stage = 'plan' AND problem_id = ?1 AND "
-      "run_id = ?2 AND source_hash = ?3 AND budget_arch = ?4");
+      "run_id = ?2 AND source_hash = ?3 AND budget_arch = ?4 ORDER BY rowid");
   rows.bind(1, any_row.problem_id).bind(2, run).bind(3, any_row.source_hash);
   rows.bind(4, any_row.budget_arch);
-  std::vector<HeldRow> held;
+  std::vector<std::string> keys;
   while (rows.step()) {
-    held.push_back(HeldRow{std::string(rows.column_text(0)), std::string(rows.column_text(1)),
-                           std::string(rows.column_text(2))});
+    keys.push_back(plan_fate_key(rows.column_text(0), rows.column_text(1), rows.column_text(2)));
   }
-  return held;
+  return keys;
 }
 
 }  // namespace
@@ -51,7 +45,7 @@ std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>
 
 std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>& plan,
                               const std::vector<std::string>& sorted_keys,
-                              const ForEachIndex& for_each_index) {
+                              const std::vector<std::string>& row_keys) {
   if (plan.empty()) return 0;
   for (const TrialRecord& row : plan) {
     if (row.stage != Stage::plan || row.problem_id != plan.front().problem_id ||
@@ -63,16 +57,10 @@ std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>
   }
   const std::int64_t run = latest_plan_run(store, plan.front());
   if (run == 0) return 0;
-  const std::vector<HeldRow> held = held_rows(store, plan.front(), run);
+  const std::vector<std::string> held = held_keys(store, plan.front(), run);
   if (held.size() != sorted_keys.size()) return 0;
-  std::vector<std::string> keys(held.size());
-  const auto key_of = [&](std::size_t index) {
-    keys[index] = plan_fate_key(held[index].params_json, held[index].fate, held[index].reason);
-  };
-  if (for_each_index) {
-    for_each_index(held.size(), key_of);
-  } else {
-    for (std::size_t index = 0; index < held.size(); ++index) key_of(index);
+  if (row_keys.size() == held.size() && std::equal(held.begin(), held.end(), row_keys.begin())) {
+    return run;  // row by row, in the recorded order (the keys of one plan are distinct)
   }
   // Each held row's key looked up in the plan's (a plan's keys are distinct: one per config), not
   // a second sort of ~300,000 keys: equal counts and every held key found, each once, is equality.
@@ -80,7 +68,7 @@ std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>
   if (wanted.size() != sorted_keys.size()) return 0;  // repeated keys: not one plan's rows
   std::unordered_set<std::string_view> found;
   found.reserve(wanted.size());
-  for (const std::string& key : keys) {
+  for (const std::string& key : held) {
     const auto match = wanted.find(key);
     if (match == wanted.end() || !found.insert(*match).second) return 0;
   }

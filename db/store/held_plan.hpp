@@ -2,9 +2,7 @@
 // Whether a plan's fates are held already. A sweep records the plan's fate for every member of the
 // cross product (~100 000 rows); a rerun with nothing changed would write the same rows again,
 // which took 3.5 s of a 5.7 s warm 51-size sweep on the H200 machine (BENCHMARKS.md section 9).
-#include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,15 +16,12 @@ namespace tuner::db {
 // that changed in any row is recorded whole under its own run and a report reading the latest
 // plan run sees every fate.
 std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>& plan);
-// Runs body(i) for every i < count, perhaps on several threads: the held rows' keys are a JSON
-// parse each (~300,000 rows in a plan), so the tuner passes its parallel_for (db/ has none).
-using ForEachIndex =
-    std::function<void(std::size_t count, const std::function<void(std::size_t)>& body)>;
-
-// The same with the plan's plan_fate_keys already at hand (the sweep hashes them too), the held
-// rows' keys computed through `for_each_index` (empty: in order on this thread).
+// The same with the plan's plan_fate_keys already at hand: `sorted_keys` sorted (the sweep hashes
+// them too) and, when given, `row_keys` in the plan's row order. A run's plan rows come back in
+// the order they were recorded, which is the plan's row order when nothing changed, so a
+// row-by-row comparison decides a warm rerun without building hash sets of ~300,000 keys.
 std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>& plan,
                               const std::vector<std::string>& sorted_keys,
-                              const ForEachIndex& for_each_index = {});
+                              const std::vector<std::string>& row_keys = {});
 
 }  // namespace tuner::db
