@@ -44,15 +44,26 @@ std::vector<TrialRecord> plan_rows(std::int64_t run, std::int64_t problem) {
   return rows;
 }
 
+// A fresh store with one run begun and the fixture's source and problem.
+struct PlanStore {
+  TempDir dir;
+  Store store = Store::open(dir / "tune.db");
+  std::int64_t first_run = store.begin_run(fixture::fixture_run());
+  std::int64_t problem = add_problem(store);
+
+  static std::int64_t add_problem(Store& store) {
+    store.add_source(fixture::kSourceHash, fixture::kFamily);
+    return store.problem_id(ProblemKey{"sparse_mla_decode", fixture::kShape, std::nullopt});
+  }
+};
+
 }  // namespace
 
 TEST_CASE("held plan: the same fates are found under the latest plan run, any change is not") {
-  TempDir dir;
-  Store store = Store::open(dir / "tune.db");
-  const std::int64_t first = store.begin_run(fixture::fixture_run());
-  store.add_source(fixture::kSourceHash, fixture::kFamily);
-  const std::int64_t problem =
-      store.problem_id(ProblemKey{"sparse_mla_decode", fixture::kShape, std::nullopt});
+  PlanStore fresh;
+  Store& store = fresh.store;
+  const std::int64_t first = fresh.first_run;
+  const std::int64_t problem = fresh.problem;
   CHECK(run_holding_plan(store, plan_rows(first, problem)) == 0);  // nothing recorded yet
   store.record_trials(plan_rows(first, problem));
   const std::int64_t second = store.begin_run(fixture::fixture_run());
@@ -83,12 +94,10 @@ TEST_CASE("held plan: the same fates are found under the latest plan run, any ch
 }
 
 TEST_CASE("held plan: the row-order keys decide in order, any other order falls back to sets") {
-  TempDir dir;
-  Store store = Store::open(dir / "tune.db");
-  const std::int64_t first = store.begin_run(fixture::fixture_run());
-  store.add_source(fixture::kSourceHash, fixture::kFamily);
-  const std::int64_t problem =
-      store.problem_id(ProblemKey{"sparse_mla_decode", fixture::kShape, std::nullopt});
+  PlanStore fresh;
+  Store& store = fresh.store;
+  const std::int64_t first = fresh.first_run;
+  const std::int64_t problem = fresh.problem;
   store.record_trials(plan_rows(first, problem));
   // The keys of `rows` in their order (plan_fate_keys sorts; these stay as the rows are).
   const auto row_keys = [](const std::vector<TrialRecord>& rows) {
