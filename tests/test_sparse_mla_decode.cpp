@@ -377,7 +377,7 @@ TEST_CASE("the tolerance check is per (batch, head) row and names the worst row"
   }
   SUBCASE("a NaN or +inf in the candidate's out or lse fails and names the row") {
     std::vector<float> out = rows.out();
-    out[bad_row * RowsCase::kWidth + 3] = std::nanf("");
+    out.at(bad_row * RowsCase::kWidth + 3) = std::nanf("");
     const Agreement nan_out = compare(out, rows.lse(), rows.ref_out, rows.ref_lse, 16);
     CHECK_FALSE(nan_out.passes(kOutTolerance, kLseTolerance));
     CHECK(nan_out.mismatch == "row 597 (batch 37, head 5) has 1 NaN/inf outputs");
