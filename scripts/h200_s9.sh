@@ -9,6 +9,8 @@
 #      bucket oracle at 21 untuned batches that times both DBs' lookup configs in full: the bucket
 #      regret without and with the cluster edges, from one run
 #   c  the correctness matrix: fp8 at 32 local heads, bf16 at 64, the corner cases
+# Before part a, on the CPU machine: scripts/devcarry_old_tuner.sh (tuner_old from 19fc929) and
+# scripts/devcarry_refresh.sh.
 # Usage: scripts/h200_s9.sh a|b|c   (carry .devcarry; a short table is printed last; logs in $OUT)
 set -u
 part=${1:?usage: scripts/h200_s9.sh a|b|c}
