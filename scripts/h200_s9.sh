@@ -7,7 +7,8 @@
 #      back as $OUT/reference-sweep.sqlite.gz
 #   b  (same machine, after a) the batch set 'clusters' swept into a copy of a's DB, then one
 #      bucket oracle at 21 untuned batches that times both DBs' lookup configs in full: the bucket
-#      regret without and with the cluster edges, from one run
+#      regret without and with the cluster edges, from one run; first gpu_cuda_driver (the cluster
+#      probe against a kernel held to the same occupancy)
 #   c  the correctness matrix: fp8 at 32 local heads, bf16 at 64, the corner cases
 # Before part a, on the CPU machine: scripts/devcarry_old_tuner.sh (tuner_old from 19fc929) and
 # scripts/devcarry_refresh.sh.
@@ -68,6 +69,8 @@ case $part in
     # The cluster-edge batches into a copy of part a's DB, then one bucket oracle that times the
     # lookup's config of both DBs in full, so both regrets come from one run.
     [ -f "$WORK/tuned.db" ] || { echo "no $WORK/tuned.db: run part a on this machine first"; exit 2; }
+    build/tests/gpu_cuda_driver >"$logs/gpu_cuda_driver.log" 2>&1
+    echo "gpu_cuda_driver rc=$? $(grep -E 'test cases' "$logs/gpu_cuda_driver.log" | tail -n 1)"
     export TUNEDB_LIBRARY=$(ls build/db/libtunedb.so* .devcarry/lib/libtunedb.so* 2>/dev/null | head -n 1)
     bucket=3,5,6,7,9,12,20,28,37,44,50,60,76,100,130,150,201,260,300,401,500
     cp "$WORK/tuned.db" "$WORK/edges.db"
