@@ -73,12 +73,13 @@ case $part in
     echo "gpu_cuda_driver rc=$? $(grep -E 'test cases' "$logs/gpu_cuda_driver.log" | tail -n 1)"
     export TUNEDB_LIBRARY=$(ls build/db/libtunedb.so* .devcarry/lib/libtunedb.so* 2>/dev/null | head -n 1)
     bucket=3,5,6,7,9,12,20,28,37,44,50,60,76,100,130,150,201,260,300,401,500
-    cp "$WORK/tuned.db" "$WORK/edges.db"
+    [ -f "$WORK/edges.db" ] || cp "$WORK/tuned.db" "$WORK/edges.db"
     timeout 100 $tuner sweep --db "$WORK/edges.db" --cache-dir "$WORK/cache" --batches clusters \
       >"$logs/sweep_clusters.log" 2>&1
     echo "clusters sweep rc=$?"; grep -E "^time:|^cluster edges" "$logs/sweep_clusters.log"
     for side in tuned edges; do
       python3 scripts/regret.py also-time bucket --tuned "$WORK/$side.db" --batches "$bucket" \
+        --budget-arch sm_90 --shape kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048 \
         --out "$WORK/also_$side.json" >"$logs/also_$side.log" 2>&1
     done
     python3 - "$WORK" <<'PY'

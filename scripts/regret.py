@@ -144,12 +144,14 @@ def write_also_time(args):
     """The tuned side's config at each requested batch the check compares, as --also-time reads."""
     tuned = connect(args.tuned)
     keys = tuned.execute("SELECT DISTINCT family, shape, budget_arch, device_name FROM winners")
-    keys = [key for key in keys.fetchall() if args.budget_arch in (None, key[2])]
+    keys = [key for key in keys.fetchall()
+            if args.budget_arch in (None, key[2]) and args.shape in (None, key[1])]
     if len(keys) != 1:
         fail(f"{args.tuned} holds winners of {len(keys)} (family, shape, budget arch, device) "
              f"{'' if args.budget_arch is None else 'for --budget-arch ' + args.budget_arch} "
+             f"{'' if args.shape is None else 'for --shape ' + args.shape} "
              f"({keys}); also-time needs exactly one, the oracle sweep's: pick it with "
-             "--budget-arch")
+             "--budget-arch and --shape")
     try:
         batches = sorted({int(b) for b in args.batches.split(",")})
     except ValueError:
@@ -208,6 +210,7 @@ def main():
     also.add_argument("--batches", required=True, help="the oracle sweep's batches, e.g. 1,2,4")
     also.add_argument("--out", required=True, help="the --also-time file to write")
     also.add_argument("--budget-arch", help="the tuned DB's budget arch (when it holds several)")
+    also.add_argument("--shape", help="the tuned DB's canonical shape (when it holds several)")
     for check in ("search", "bucket"):
         sub = commands.add_parser(check, help=f"the {check} regret")
         sub.add_argument("--tuned", required=True, help="the searched tuning store")
