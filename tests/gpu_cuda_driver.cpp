@@ -135,6 +135,8 @@ TEST_CASE("ptxas's report agrees with the driver's function attributes") {
   for (const std::string name : {"staged_copy", "increment", "spin"}) {
     CAPTURE(name);
     const CUfunction function = loaded.module.function(name);
+    // Seen once on the H200 (2026-12-02, 1 of 2 runs): no report for staged_copy; the log says why.
+    INFO("NVRTC log:\n", compiled_kernels().log);
     REQUIRE(ptxas.count(name) == 1);
     CHECK(cuda::function_attribute(function, CU_FUNC_ATTRIBUTE_NUM_REGS, name) ==
           ptxas.at(name).registers);
