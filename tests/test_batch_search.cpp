@@ -266,3 +266,51 @@ TEST_CASE("batch search: a failed config is not measured again, --exhaustive mea
     CHECK(verified.at(batch));
   }
 }
+
+TEST_CASE("batch search: the fastest config with each parameter value near an anchor's best") {
+  // Two schedules of one kernel: schedule 1 is 16-18 % behind at both anchors (a structural
+  // choice that may still win between them, as the balanced schedule did on the H200), and its
+  // split-3 variant 32-35 % behind. Expected by hand: schedule 1's fastest at 8 (split 1) and its
+  // fastest at 64 (split 2) are measured at 16; split 3 is not.
+  const auto config = [](int schedule, int split) {
+    return "{\"schedule\":" + std::to_string(schedule) + ",\"split\":" + std::to_string(split) +
+           "}";
+  };
+  std::vector<std::string> configs;
+  BatchTimings at8{8, {}};
+  BatchTimings at64{64, {}};
+  for (int split = 1; split <= 4; ++split) {
+    configs.push_back(config(0, split));
+    at8.median_us[config(0, split)] = 10.0 + 0.1 * (split - 1);
+    at64.median_us[config(0, split)] = 50.0 + 0.2 * (split - 1);
+  }
+  const std::vector<double> behind8{11.8, 12.3, 13.5};
+  const std::vector<double> behind64{59.0, 58.0, 66.0};
+  for (int split = 1; split <= 3; ++split) {
+    configs.push_back(config(1, split));
+    at8.median_us[config(1, split)] = behind8[split - 1];
+    at64.median_us[config(1, split)] = behind64[split - 1];
+  }
+  SearchPolicy policy;
+  policy.keep_top = 1;
+  const std::vector<int> anchors{8, 64};
+  const auto measured = [&](const BatchPick& pick, const std::string& params) {
+    return std::count(pick.measure.begin(), pick.measure.end(), params) == 1;
+  };
+  const BatchPick with =
+      tuner::pick_configs(16, configs, config(0, 1), anchors, {at8, at64}, policy);
+  CHECK(measured(with, config(1, 1)));
+  CHECK(measured(with, config(1, 2)));
+  CHECK_FALSE(measured(with, config(1, 3)));
+  for (int split = 1; split <= 4; ++split) CHECK(measured(with, config(0, split)));
+  REQUIRE(with.skipped.size() == 1);
+  CHECK(contains(with.skipped[0].reason, "each parameter value within 25%"));
+  CHECK(contains(with.skipped[0].reason, "(2 more)"));
+
+  policy.value_margin = 0.0;  // off: only the margin rule, so schedule 1 is never measured
+  const BatchPick without =
+      tuner::pick_configs(16, configs, config(0, 1), anchors, {at8, at64}, policy);
+  CHECK_FALSE(measured(without, config(1, 1)));
+  CHECK_FALSE(measured(without, config(1, 2)));
+  CHECK(without.skipped.size() == 3);
+}

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 namespace tuner {
@@ -30,6 +32,21 @@ std::vector<std::pair<double, std::string>> ranked(const BatchTimings& timings) 
   return order;
 }
 
+// A neighbouring anchor ranked once per pick: every skipped config's reason names its rank there,
+// and ranking the anchor again for each of them cost the H200's warm rerun 2 s of its 6.
+struct RankedAnchor {
+  int batch = 0;
+  std::vector<std::pair<double, std::string>> order;  // fastest first
+  std::map<std::string, std::size_t> rank;            // params -> index into order
+  [[nodiscard]] double best() const { return order.front().first; }
+};
+
+RankedAnchor rank_anchor(const BatchTimings& timings) {
+  RankedAnchor anchor{timings.batch, ranked(timings), {}};
+  for (std::size_t i = 0; i < anchor.order.size(); ++i) anchor.rank[anchor.order[i].second] = i;
+  return anchor;
+}
+
 const BatchTimings* find_done(const std::vector<BatchTimings>& done, int batch) {
   for (const BatchTimings& timings : done) {
     if (timings.batch == batch && !timings.median_us.empty()) return &timings;
@@ -38,8 +55,8 @@ const BatchTimings* find_done(const std::vector<BatchTimings>& done, int batch) 
 }
 
 // The measured anchors nearest below and above `batch` (either may be missing).
-std::vector<const BatchTimings*> neighbours(int batch, const std::vector<int>& anchors,
-                                            const std::vector<BatchTimings>& done) {
+std::vector<RankedAnchor> neighbours(int batch, const std::vector<int>& anchors,
+                                     const std::vector<BatchTimings>& done) {
   const BatchTimings* below = nullptr;
   const BatchTimings* above = nullptr;
   for (const int anchor : anchors) {
@@ -48,9 +65,9 @@ std::vector<const BatchTimings*> neighbours(int batch, const std::vector<int>& a
     if (anchor < batch) below = timings;
     if (anchor > batch && above == nullptr) above = timings;
   }
-  std::vector<const BatchTimings*> found;
-  if (below != nullptr) found.push_back(below);
-  if (above != nullptr) found.push_back(above);
+  std::vector<RankedAnchor> found;
+  if (below != nullptr) found.push_back(rank_anchor(*below));
+  if (above != nullptr) found.push_back(rank_anchor(*above));
   return found;
 }
 
@@ -66,31 +83,28 @@ const BatchTimings* previous(int batch, const std::vector<int>& anchors,
   return best;
 }
 
-std::string where_at(const BatchTimings& anchor, const std::string& params) {
-  const auto found = anchor.median_us.find(params);
-  if (found == anchor.median_us.end()) {
+std::string where_at(const RankedAnchor& anchor, const std::string& params) {
+  const auto found = anchor.rank.find(params);
+  if (found == anchor.rank.end()) {
     return "no timing at anchor " + std::to_string(anchor.batch) + " (failed or not measured)";
   }
-  const auto order = ranked(anchor);
-  const double best = order.front().first;
-  std::size_t rank = 1;
-  while (rank <= order.size() && order[rank - 1].second != params) ++rank;
   char text[96];
   std::snprintf(text, sizeof text, "%+.1f%% vs the best at anchor %d (rank %zu)",
-                100.0 * (found->second - best) / best, anchor.batch, rank);
+                100.0 * (anchor.order[found->second].first - anchor.best()) / anchor.best(),
+                anchor.batch, found->second + 1);
   return text;
 }
 
 // `eligible` ordered by the relative gap to a neighbouring anchor's best, nearest first.
 std::vector<std::string> by_closeness(const std::set<std::string>& eligible,
-                                      const std::vector<const BatchTimings*>& near) {
+                                      const std::vector<RankedAnchor>& near) {
   std::vector<std::pair<double, std::string>> scored;
   for (const std::string& params : eligible) {
     double gap = 1e30;
-    for (const BatchTimings* anchor : near) {
-      const auto found = anchor->median_us.find(params);
-      if (found == anchor->median_us.end()) continue;
-      gap = std::min(gap, found->second / ranked(*anchor).front().first - 1.0);
+    for (const RankedAnchor& anchor : near) {
+      const auto found = anchor.rank.find(params);
+      if (found == anchor.rank.end()) continue;
+      gap = std::min(gap, anchor.order[found->second].first / anchor.best() - 1.0);
     }
     scored.emplace_back(gap, params);
   }
@@ -99,6 +113,29 @@ std::vector<std::string> by_closeness(const std::set<std::string>& eligible,
   order.reserve(scored.size());
   for (const auto& [gap, params] : scored) order.push_back(params);
   return order;
+}
+
+// Adds to `keep` the fastest config with each parameter's value at each neighbouring anchor, when
+// it is within `margin` of that anchor's best; returns how many it added. A structural choice can
+// lose at every anchor and win between them: on the H200 the balanced schedule ran 15-26 % behind
+// at anchors 1, 8, 64 and 512 and won at 88, 136-176 and 272-416 (BENCHMARKS.md section 9).
+int add_value_representatives(const std::vector<RankedAnchor>& near, double margin,
+                              std::set<std::string>& keep) {
+  int added = 0;
+  for (const RankedAnchor& anchor : near) {
+    std::set<std::string> seen;  // "name=value" of a faster config at this anchor
+    for (const auto& [median, params] : anchor.order) {
+      if (median > anchor.best() * (1.0 + margin)) break;
+      const nlohmann::json parsed = nlohmann::json::parse(params, nullptr, false);
+      if (!parsed.is_object()) continue;
+      bool first_of_a_value = false;
+      for (const auto& [name, value] : parsed.items()) {
+        first_of_a_value |= seen.insert(name + "=" + value.dump()).second;
+      }
+      if (first_of_a_value && keep.insert(params).second) ++added;
+    }
+  }
+  return added;
 }
 
 // Adds to `keep` every config of `configs` in the groups of the first `most` groups met in
@@ -119,7 +156,7 @@ int add_siblings(const std::vector<std::string>& order, const std::vector<std::s
 }
 
 // The keep rule in words, with its numbers (every skipped config's reason ends with it).
-std::string keep_rule(double margin, bool disagree, int sibling_groups,
+std::string keep_rule(double margin, bool disagree, int sibling_groups, int representatives,
                       const SearchPolicy& policy) {
   char rule[320];
   std::snprintf(rule, sizeof rule,
@@ -131,6 +168,14 @@ std::string keep_rule(double margin, bool disagree, int sibling_groups,
   if (sibling_groups > 0) {
     text += "; every launch-time variant (same compiled kernel) of the " +
             std::to_string(sibling_groups) + " kernels closest to a neighbour's best";
+  }
+  if (representatives > 0) {
+    char values[160];
+    std::snprintf(values, sizeof values,
+                  "; the fastest config with each parameter value within %.0f%% of a neighbouring "
+                  "anchor's best (%d more)",
+                  100.0 * policy.value_margin, representatives);
+    text += values;
   }
   return text;
 }
@@ -168,21 +213,20 @@ BatchPick pick_configs(int batch, const std::vector<std::string>& configs,
                        const std::vector<BatchTimings>& done, const SearchPolicy& policy,
                        const ConfigGroups& groups) {
   BatchPick pick;
-  const std::vector<const BatchTimings*> near = neighbours(batch, anchors, done);
+  const std::vector<RankedAnchor> near = neighbours(batch, anchors, done);
   if (std::binary_search(anchors.begin(), anchors.end(), batch) || near.empty()) {
     pick.measure = configs;  // an anchor (or nothing to go by): every config
     return pick;
   }
   const bool disagree =
-      near.size() == 2 && ranked(*near[0]).front().second != ranked(*near[1]).front().second;
+      near.size() == 2 && near[0].order.front().second != near[1].order.front().second;
   const double margin = disagree ? policy.wide_margin : policy.margin;
   std::set<std::string> eligible;
-  for (const BatchTimings* anchor : near) {
-    const auto order = ranked(*anchor);
-    for (std::size_t rank = 0; rank < order.size(); ++rank) {
+  for (const RankedAnchor& anchor : near) {
+    for (std::size_t rank = 0; rank < anchor.order.size(); ++rank) {
       if (static_cast<int>(rank) < policy.keep_top ||
-          order[rank].first <= order.front().first * (1.0 + margin)) {
-        eligible.insert(order[rank].second);
+          anchor.order[rank].first <= anchor.best() * (1.0 + margin)) {
+        eligible.insert(anchor.order[rank].second);
       }
     }
   }
@@ -196,6 +240,7 @@ BatchPick pick_configs(int batch, const std::vector<std::string>& configs,
   const int sibling_groups =
       add_siblings(order, configs, groups,
                    disagree ? policy.sibling_groups : policy.agreed_sibling_groups, keep);
+  const int representatives = add_value_representatives(near, policy.value_margin, keep);
   keep.insert(default_params);
   if (const BatchTimings* before = previous(batch, anchors, done)) {
     const auto below = ranked(*before);
@@ -204,7 +249,7 @@ BatchPick pick_configs(int batch, const std::vector<std::string>& configs,
       keep.insert(below[rank].second);
     }
   }
-  const std::string rule = keep_rule(margin, disagree, sibling_groups, policy);
+  const std::string rule = keep_rule(margin, disagree, sibling_groups, representatives, policy);
   for (const std::string& params : configs) {
     if (keep.contains(params)) {
       pick.measure.push_back(params);
@@ -212,7 +257,7 @@ BatchPick pick_configs(int batch, const std::vector<std::string>& configs,
     }
     std::string reason = "skipped by the batch search at batch " + std::to_string(batch) + ": ";
     for (std::size_t i = 0; i < near.size(); ++i) {
-      reason += (i > 0 ? ", " : "") + where_at(*near[i], params);
+      reason += (i > 0 ? ", " : "") + where_at(near[i], params);
     }
     pick.skipped.push_back({params, reason + rule});
   }

@@ -14,6 +14,10 @@
 //      best at the neighbouring anchors below and above (or among the `keep_top` fastest there),
 //      at most `max_keep` of them (those closest to a neighbour's best), plus the default and the
 //      `keep_top` fastest at the nearest batch already done below.
+//      Also the fastest config with each parameter's value (one per name=value) at each
+//      neighbouring anchor, when within `value_margin` of its best: a structural choice can lose
+//      at every anchor and win between them (the balanced schedule on the H200: 15-26 % behind at
+//      1, 8, 64 and 512, up to 19 % ahead at 136-176 and 272-416).
 //      Every launch-time variant of the `agreed_sibling_groups` kernels closest to a neighbour's
 //      best is measured too, even when the neighbours agree: a split count's best value follows
 //      the batch's waves, which agreeing anchors do not see (at most a few more screens; the
@@ -45,6 +49,7 @@ struct SearchPolicy {
   double wide_margin = 0.15;      // ... 15 % when the neighbouring anchors' winners differ
   int keep_top = 4;               // and always the fastest few at each neighbour,
   int max_keep = 12;              // but at most this many of those (the closest to a best)
+  double value_margin = 0.25;     // the fastest config with each parameter value, within 25 %
   int verify_batches = 3;         // anchors at which every config is verified
   int sibling_groups = 2;         // kernels whose launch-time variants are all kept when widened
   int agreed_sibling_groups = 1;  // ... and when the neighbours agree
