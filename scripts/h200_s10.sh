@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# H200, tenth session (2026-12-02), one call (~8 min): gpu_cuda_driver (its ptxas case failed once,
+# now with the NVRTC log), issue 12's round with the batch search's value representatives and the
+# default batch set 'cudagraph,waves,clusters' (h200_issue12_s4.sh all: the default sweep cold
+# and warm, the search oracle at 14 batches, the bucket oracle at 21), `tuner report` of that
+# sweep, then, if time is left, Nsight Compute on schedule 0 against 1 (h200_s10_ncu.sh).
+# Usage: scripts/h200_s10.sh   (carry .devcarry; the issue 12 table is printed last)
+set -u
+source scripts/device_env.sh >/dev/null
+source scripts/device_build_link.sh >/dev/null
+export TUNER_REQUIRE_GPU=1
+out=${OUT:-/tmp/tuner-out}
+began=$(date +%s)
+elapsed() { echo $(($(date +%s) - began)); }
+build/tests/gpu_cuda_driver >"$out/gpu_cuda_driver.log" 2>&1
+echo "gpu_cuda_driver rc=$? $(grep -E 'test cases' "$out/gpu_cuda_driver.log" | tail -n 1)"
+timeout 500 bash scripts/h200_issue12_s4.sh build all >"$out/all.txt" 2>&1
+echo "issue 12 rc=$? at $(elapsed) s"
+build/tuner/tuner report --db /tmp/issue12_s4/tuned.db --out "$out/report_main" >"$out/report.log" 2>&1
+echo "report rc=$?"
+tar -C "$out" -czf "$out/report_main.tgz" report_main && rm -rf "$out/report_main"
+if [ "$(elapsed)" -lt 470 ]; then
+  timeout $((570 - $(elapsed))) bash scripts/h200_s10_ncu.sh >"$out/ncu.txt" 2>&1
+  echo "ncu rc=$? at $(elapsed) s"
+else
+  echo "ncu: not run, $(elapsed) s gone"
+fi
+cut -c1-400 /tmp/issue12_s4/summary.txt
