@@ -136,7 +136,8 @@ TEST_CASE("batch search: disagreeing anchors widen to every launch-time variant 
   BatchTimings at64{64, {}};
   for (const std::string kernel : {"K1", "K2", "K3"}) {
     for (const std::string variant : {"t1", "t2", "t3", "t4"}) {
-      const std::string params = kernel + "/" + variant;
+      std::string params = kernel;
+      params.append("/").append(variant);
       configs.push_back(params);
       groups[params] = kernel;
       at8.median_us[params] = kernel == "K3" ? 50.0 : 13.0;

@@ -196,7 +196,8 @@ std::vector<int> cluster_edges(const tuner::Shape& shape,
       bounds.empty() ? 0
                      : static_cast<std::size_t>(*std::max_element(bounds.begin(), bounds.end()));
   const std::vector<ClusterCapacity> reachable(
-      by_occupancy.begin(), by_occupancy.begin() + std::min(by_occupancy.size(), most + 1));
+      by_occupancy.begin(),
+      by_occupancy.begin() + static_cast<std::ptrdiff_t>(std::min(by_occupancy.size(), most + 1)));
   return cluster_edge_batches(static_cast<int>(shape.integer("local_heads")), block_h_values(),
                               reachable, max_batch);
 }
