@@ -3,7 +3,8 @@
 # splits (schedule 0) at batch 64 with the same tiles per CTA (8 against 7.76), and where its time
 # goes at 136 (just past the 132-row wave edge). Nsight Compute (clocks left alone) on the split
 # kernel of the winners' structure, both schedules at both batches: duration, grid, occupancy,
-# issue and stall figures, then the combine kernel's duration beside it.
+# issue and stall figures. (The first try, without --target-processes all, profiled only the
+# combine kernels of the parent process.)
 # Usage: scripts/h200_s10_ncu.sh   (carry .devcarry; a short table is printed last; logs in $OUT)
 set -u
 source scripts/device_env.sh >/dev/null
@@ -15,7 +16,8 @@ base="$base,producers=2,merge=1,target_ctas=256"
 for batch in 64 136; do
   for schedule in 0 1; do
     log=$logs/ncu_b${batch}_s${schedule}.log
-    timeout 120 ncu --clock-control none -k regex:'split_pipelined|combine' -c 4 \
+    # tuner bench runs the candidates in its worker process: ncu must follow it.
+    timeout 60 ncu --clock-control none --target-processes all -k regex:split_pipelined -c 1 \
       --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
       --section Occupancy --section LaunchStats \
       .devcarry/bin/tuner bench --batches "$batch" --where "$base,schedule=$schedule" >"$log" 2>&1
