@@ -103,3 +103,35 @@ TEST_CASE("finalists: configs named by --also-time join every round when screene
   CHECK(untouched.rule == rule);
   CHECK(untouched.configs.size() == 3);
 }
+
+TEST_CASE("finalists: between anchors the fastest screen of each parameter value joins") {
+  // Batch 256 on the H200, by hand: three cluster-merge launches screened within 1 % of each
+  // other, the per-row splits without a combine (merge 0) 2.6 % behind, a merge-1 launch 4 %
+  // behind and a merge-0 launch 6 % behind. The margin rule keeps the three merge-2 launches;
+  // merge 0's fastest joins (new values merge=0, target_ctas=128), then merge 1's (merge=1,
+  // target_ctas=256); the 6 % one is past the 5 % value margin.
+  const auto config = [](int merge, int target_ctas) {
+    return "{\"merge\":" + std::to_string(merge) +
+           ",\"target_ctas\":" + std::to_string(target_ctas) + "}";
+  };
+  const std::map<std::string, double> screens{{config(2, 512), 100.0}, {config(2, 1024), 100.5},
+                                              {config(2, 128), 100.9}, {config(0, 128), 102.6},
+                                              {config(1, 256), 104.0}, {config(0, 1024), 106.0},
+                                              {config(0, 512), 190.0}};  // the default
+  FinalistPolicy policy;
+  policy.most = 3;
+  const auto chosen = choose_finalists(screens, config(0, 512), true, false, policy);
+  CHECK(chosen.configs == std::vector<std::string>{config(0, 512), config(2, 512), config(2, 1024),
+                                                   config(2, 128), config(0, 128), config(1, 256)});
+  CHECK(chosen.rounds.at(config(0, 128)) == policy.rounds);
+  CHECK(chosen.rule.find("each parameter value within 5.0% (2 more)") != std::string::npos);
+
+  policy.value_most = 1;  // at most one more: the fastest
+  const auto one = choose_finalists(screens, config(0, 512), true, false, policy);
+  CHECK(one.configs.back() == config(0, 128));
+  CHECK(one.configs.size() == 5);
+
+  policy.value_most = 2;
+  const auto anchor = choose_finalists(screens, config(0, 512), true, true, policy);
+  CHECK(anchor.configs.size() == 4);  // an anchor: the 3 fastest screens and the default only
+}

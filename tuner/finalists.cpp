@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
 
 namespace tuner {
 
@@ -13,6 +16,40 @@ std::vector<std::pair<double, std::string>> fastest_first(const std::map<std::st
   for (const auto& [params, median] : m) order.emplace_back(median, params);
   std::sort(order.begin(), order.end());
   return order;
+}
+
+// "name=value" of each parameter of a params JSON (none when it is not a JSON object).
+std::vector<std::string> values_of(const std::string& params) {
+  std::vector<std::string> values;
+  const nlohmann::json parsed = nlohmann::json::parse(params, nullptr, false);
+  if (!parsed.is_object()) return values;
+  for (const auto& [name, value] : parsed.items()) values.push_back(name + "=" + value.dump());
+  return values;
+}
+
+// Adds the fastest screen of each parameter value the finalists (not the default) lack, within
+// policy.value_margin of the best, at most policy.value_most; returns how many.
+int add_value_finalists(const std::vector<std::pair<double, std::string>>& order,
+                        const std::string& default_params, const FinalistPolicy& policy,
+                        Finalists& chosen) {
+  std::set<std::string> seen;
+  for (std::size_t i = 1; i < chosen.configs.size(); ++i) {
+    for (std::string& value : values_of(chosen.configs[i])) seen.insert(std::move(value));
+  }
+  int added = 0;
+  for (const auto& [median, params] : order) {
+    if (added >= policy.value_most || median > order.front().first * (1.0 + policy.value_margin)) {
+      break;
+    }
+    if (params == default_params || chosen.rounds.contains(params)) continue;
+    bool new_value = false;
+    for (std::string& value : values_of(params)) new_value |= seen.insert(std::move(value)).second;
+    if (!new_value) continue;
+    chosen.configs.push_back(params);
+    chosen.rounds[params] = policy.rounds;
+    ++added;
+  }
+  return added;
 }
 
 }  // namespace
@@ -36,6 +73,8 @@ Finalists choose_finalists(const std::map<std::string, double>& screened,
     chosen.configs.push_back(params);
     chosen.rounds[params] = policy.rounds;
   }
+  const int value_finalists =
+      narrow ? add_value_finalists(order, default_params, policy, chosen) : 0;
   const auto found = screened.find(default_params);
   const bool default_far =
       found != screened.end() && found->second > best * (1.0 + policy.default_close);
@@ -52,7 +91,15 @@ Finalists choose_finalists(const std::map<std::string, double>& screened,
                   narrow ? which : "the fastest: an anchor", policy.most, policy.rounds,
                   default_far ? "one round (screened far behind)" : "every round");
   }
+
   chosen.rule = rule;
+  if (value_finalists > 0) {
+    char values[128];
+    std::snprintf(values, sizeof values,
+                  "; the fastest screen of each parameter value within %.1f%% (%d more)",
+                  100.0 * policy.value_margin, value_finalists);
+    chosen.rule += values;
+  }
   return chosen;
 }
 
