@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
+#include <utility>
+
+#include "tuner/param_values.hpp"
 
 namespace tuner {
 
@@ -126,11 +128,9 @@ int add_value_representatives(const std::vector<RankedAnchor>& near, double marg
     std::set<std::string> seen;  // "name=value" of a faster config at this anchor
     for (const auto& [median, params] : anchor.order) {
       if (median > anchor.best() * (1.0 + margin)) break;
-      const nlohmann::json parsed = nlohmann::json::parse(params, nullptr, false);
-      if (!parsed.is_object()) continue;
       bool first_of_a_value = false;
-      for (const auto& [name, value] : parsed.items()) {
-        first_of_a_value |= seen.insert(name + "=" + value.dump()).second;
+      for (std::string& value : param_values(params)) {
+        first_of_a_value |= seen.insert(std::move(value)).second;
       }
       if (first_of_a_value && keep.insert(params).second) ++added;
     }

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
+
+#include "tuner/param_values.hpp"
 
 namespace tuner {
 
@@ -18,15 +19,6 @@ std::vector<std::pair<double, std::string>> fastest_first(const std::map<std::st
   return order;
 }
 
-// "name=value" of each parameter of a params JSON (none when it is not a JSON object).
-std::vector<std::string> values_of(const std::string& params) {
-  std::vector<std::string> values;
-  const nlohmann::json parsed = nlohmann::json::parse(params, nullptr, false);
-  if (!parsed.is_object()) return values;
-  for (const auto& [name, value] : parsed.items()) values.push_back(name + "=" + value.dump());
-  return values;
-}
-
 // Adds the fastest screen of each parameter value the finalists (not the default) lack, within
 // policy.value_margin of the best, at most policy.value_most; returns how many.
 int add_value_finalists(const std::vector<std::pair<double, std::string>>& order,
@@ -34,7 +26,7 @@ int add_value_finalists(const std::vector<std::pair<double, std::string>>& order
                         Finalists& chosen) {
   std::set<std::string> seen;
   for (std::size_t i = 1; i < chosen.configs.size(); ++i) {
-    for (std::string& value : values_of(chosen.configs[i])) seen.insert(std::move(value));
+    for (std::string& value : param_values(chosen.configs[i])) seen.insert(std::move(value));
   }
   int added = 0;
   for (const auto& [median, params] : order) {
@@ -43,7 +35,8 @@ int add_value_finalists(const std::vector<std::pair<double, std::string>>& order
     }
     if (params == default_params || chosen.rounds.contains(params)) continue;
     bool new_value = false;
-    for (std::string& value : values_of(params)) new_value |= seen.insert(std::move(value)).second;
+    for (std::string& value : param_values(params))
+      new_value |= seen.insert(std::move(value)).second;
     if (!new_value) continue;
     chosen.configs.push_back(params);
     chosen.rounds[params] = policy.rounds;
