@@ -16,8 +16,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "core/config.hpp"
 #include "db/sqlite/sqlite.hpp"
 #include "tuner/batch_search.hpp"
 
@@ -36,13 +35,13 @@ std::string twin_params(const std::string& reason) {
   const std::string lead = "the same launch as ";
   if (reason.rfind(lead, 0) != 0) return {};
   std::istringstream words(reason.substr(lead.size()));
-  nlohmann::json params = nlohmann::json::object();
+  tuner::Config config;
   for (std::string word; words >> word && word != "at";) {
     const auto equals = word.find('=');
     if (equals == std::string::npos) return {};
-    params[word.substr(0, equals)] = std::stoll(word.substr(equals + 1));
+    config.values.emplace_back(word.substr(0, equals), std::stoi(word.substr(equals + 1)));
   }
-  return params.dump();
+  return tuner::to_json(config);  // the store's canonical params text
 }
 
 Oracle read_oracle(const char* path) {
