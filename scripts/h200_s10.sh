@@ -26,7 +26,7 @@ echo "report rc=$?"
 mkdir -p "$out/report_main" && cp /tmp/report.log "$out/report_main/"
 tar -C "$out" -czf "$out/report_main.tgz" report_main && rm -rf "$out/report_main"
 if [ "$(elapsed)" -lt $((limit - 100)) ]; then
-  timeout $((limit - $(elapsed))) bash scripts/h200_s10_ncu.sh >"$out/ncu.txt" 2>&1
+  timeout $((limit - $(elapsed))) bash "${NCU_SCRIPT:-scripts/h200_s10_ncu.sh}" >"$out/ncu.txt" 2>&1
   echo "ncu rc=$? at $(elapsed) s"
 else
   echo "ncu: not run, $(elapsed) s gone"
