@@ -85,7 +85,7 @@ TEST_CASE("finalists: configs named by --also-time join every round when screene
   Finalists between = choose_finalists(kScreens, "z", true, false, FinalistPolicy{});
   REQUIRE(between.configs == std::vector<std::string>{"z", "a", "b"});
   // "d" (4 % behind: not a finalist) joins; "a" already is; "q" has no screen here.
-  const auto missing = tuner::add_named_finalists({"d", "a", "q"}, kScreens, 3, between);
+  const auto missing = tuner::add_named_finalists({"d", "a", "q"}, kScreens, {}, 3, between);
   CHECK(missing == std::vector<std::string>{"q"});
   CHECK(between.configs == std::vector<std::string>{"z", "a", "b", "d"});
   CHECK(between.rounds.at("d") == 3);
@@ -93,15 +93,41 @@ TEST_CASE("finalists: configs named by --also-time join every round when screene
         std::string::npos);
   // The default, screened far behind and timed once, is timed every round once it is named.
   REQUIRE(between.rounds.at("z") == 1);
-  CHECK(tuner::add_named_finalists({"z"}, kScreens, 3, between).empty());
+  CHECK(tuner::add_named_finalists({"z"}, kScreens, {}, 3, between).empty());
   CHECK(between.rounds.at("z") == 3);
   CHECK(between.configs.size() == 4);
   // Nothing named that was screened here: the rule says nothing about it.
   Finalists untouched = choose_finalists(kScreens, "z", true, false, FinalistPolicy{});
   const std::string rule = untouched.rule;
-  CHECK(tuner::add_named_finalists({"q"}, kScreens, 3, untouched).size() == 1);
+  CHECK(tuner::add_named_finalists({"q"}, kScreens, {}, 3, untouched).size() == 1);
   CHECK(untouched.rule == rule);
   CHECK(untouched.configs.size() == 3);
+}
+
+TEST_CASE("finalists: a named config that is the same launch as another is timed once, as it") {
+  // "a2" and "d2" were left unmeasured here as the same launch as "a" (a finalist) and "d" (4 %
+  // behind, not one); their screens are copies of those. Naming them times "a" and "d" in every
+  // round and gives the twins those timings, never a second full timing of one launch.
+  std::map<std::string, double> screens = kScreens;
+  screens["a2"] = screens.at("a");
+  screens["d2"] = screens.at("d");
+  const std::map<std::string, std::string> copies{{"a2", "a"}, {"d2", "d"}};
+  Finalists finalists = choose_finalists(kScreens, "z", true, false, FinalistPolicy{});
+  REQUIRE(finalists.configs == std::vector<std::string>{"z", "a", "b"});
+  CHECK(tuner::add_named_finalists({"a2", "d2", "b"}, screens, copies, 3, finalists).empty());
+  CHECK(finalists.configs == std::vector<std::string>{"z", "a", "b", "d"});
+  CHECK(finalists.rounds.at("d") == 3);
+  CHECK_FALSE(finalists.rounds.contains("a2"));
+  CHECK(finalists.twins == std::map<std::string, std::string>{{"a2", "a"}, {"d2", "d"}});
+  CHECK(finalists.rule.find("(1 not otherwise a finalist, 2 the same launch as a finalist") !=
+        std::string::npos);
+  // The twins take their finalist's full timing; a twin whose finalist has none gets none.
+  const auto timings =
+      tuner::with_twins({{"z", at(200.0)}, {"a", at(100.0)}, {"b", at(101.5)}}, finalists);
+  REQUIRE(timings.contains("a2"));
+  CHECK(timings.at("a2").median_us == 100.0);
+  CHECK_FALSE(timings.contains("d2"));
+  CHECK(timings.size() == 4);
 }
 
 TEST_CASE("finalists: between anchors the fastest screen of each parameter value joins") {

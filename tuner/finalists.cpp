@@ -98,6 +98,7 @@ Finalists choose_finalists(const std::map<std::string, double>& screened,
 
 std::vector<std::string> add_named_finalists(const std::vector<std::string>& named,
                                              const std::map<std::string, double>& screened,
+                                             const std::map<std::string, std::string>& copies,
                                              int rounds, Finalists& finalists) {
   std::vector<std::string> missing;
   int joined = 0;
@@ -106,18 +107,36 @@ std::vector<std::string> add_named_finalists(const std::vector<std::string>& nam
       missing.push_back(params);
       continue;
     }
-    if (!finalists.rounds.contains(params)) {
-      finalists.configs.push_back(params);
+    const auto copy = copies.find(params);
+    const std::string& timed = copy == copies.end() ? params : copy->second;
+    if (timed != params) finalists.twins[params] = timed;
+    if (!finalists.rounds.contains(timed)) {
+      finalists.configs.push_back(timed);
       ++joined;
     }
-    finalists.rounds[params] = rounds;
+    finalists.rounds[timed] = rounds;
   }
   if (named.size() > missing.size()) {
     finalists.rule +=
         "; also timed in full, every round: " + std::to_string(named.size() - missing.size()) +
-        " config(s) named by --also-time (" + std::to_string(joined) + " not otherwise a finalist)";
+        " config(s) named by --also-time (" + std::to_string(joined) + " not otherwise a finalist";
+    if (!finalists.twins.empty()) {
+      finalists.rule += ", " + std::to_string(finalists.twins.size()) +
+                        " the same launch as a finalist, timed once as it";
+    }
+    finalists.rule += ")";
   }
   return missing;
+}
+
+std::map<std::string, Timing> with_twins(std::map<std::string, Timing> timings,
+                                         const Finalists& finalists) {
+  for (const auto& [twin, timed] : finalists.twins) {
+    if (const auto found = timings.find(timed); found != timings.end()) {
+      timings[twin] = found->second;
+    }
+  }
+  return timings;
 }
 
 std::optional<Fastest> fastest_finalist(const Finalists& finalists,

@@ -32,6 +32,10 @@ struct Finalists {
   std::vector<std::string> configs;   // the default first, then the others fastest first
   std::map<std::string, int> rounds;  // full-protocol rounds per config
   std::string rule;                   // in words, with the numbers (for the re-timing trials)
+  // Configs named by --also-time that are the same launch as a finalist (tuner/same_launch.hpp)
+  // -> that finalist: timed once, so one launch never gets two full-protocol times (on the H200
+  // two timings of one schedule-1 launch at batch 300 came 4.5 % apart in one run).
+  std::map<std::string, std::string> twins;
 };
 
 // `screened`: first-pass medians (us) of this batch by params JSON, the default among them.
@@ -46,10 +50,17 @@ Finalists choose_finalists(const std::map<std::string, double>& screened,
 // oracle's best) join `finalists` at this batch for every round, so that both sides of that
 // comparison are full-protocol timings of one run. Only configs with a first-pass timing in
 // `screened` join (one that failed or was not measured here is never timed); the others are
-// returned. A named config already chosen is timed in every round.
+// returned. A named config already chosen is timed in every round. A named config in `copies`
+// (left unmeasured here as the same launch as a measured config) is not timed itself: the config
+// it copies is timed in every round, and the named one becomes its twin.
 std::vector<std::string> add_named_finalists(const std::vector<std::string>& named,
                                              const std::map<std::string, double>& screened,
+                                             const std::map<std::string, std::string>& copies,
                                              int rounds, Finalists& finalists);
+
+// `timings` (full-protocol re-timings by params JSON) with every twin given its finalist's timing.
+std::map<std::string, Timing> with_twins(std::map<std::string, Timing> timings,
+                                         const Finalists& finalists);
 
 // The fastest config with a timing in `timings` (full-protocol re-timings; with `fallback`, the
 // first-pass timing of a finalist whose re-timing failed), and that timing. Empty when the default

@@ -121,8 +121,9 @@ BatchOutcome SweepRun::sweep_batch(int batch, const std::vector<Candidate>& cand
       choose_finalists(found.timings.median_us, default_params, screening_, at_anchor,
                        FinalistPolicy{request_.finalists, request_.final_rounds,
                                       request_.finalist_margin, FinalistPolicy{}.default_close});
-  add_also_timed(batch, with_copies(found.timings.median_us, copies), finalists, progress);
-  const std::map<std::string, Timing> final_timings = retime(batch, finalists);
+  add_also_timed(batch, with_copies(found.timings.median_us, copies), copies, finalists, progress);
+  const std::map<std::string, Timing> final_timings =
+      with_twins(retime(batch, finalists), finalists);
   record_retimes(problem_id, final_timings, finalists);
   batch_summary.finalists = static_cast<int>(finalists.configs.size());
   record_winner(batch, batch_summary, finalists, final_timings, measured);
@@ -133,11 +134,12 @@ BatchOutcome SweepRun::sweep_batch(int batch, const std::vector<Candidate>& cand
 // The configs --also-time names at this batch join the finalists; one with no first pass here
 // (it failed, or the search skipped it) is said so and not timed.
 void SweepRun::add_also_timed(int batch, const std::map<std::string, double>& screened,
+                              const std::map<std::string, std::string>& copies,
                               Finalists& finalists, const Progress& progress) const {
   const auto named = request_.also_time.find(batch);
   if (named == request_.also_time.end()) return;
   for (const std::string& params :
-       add_named_finalists(named->second, screened, request_.final_rounds, finalists)) {
+       add_named_finalists(named->second, screened, copies, request_.final_rounds, finalists)) {
     progress.note("sweep: batch " + std::to_string(batch) + ": --also-time names " +
                   describe(config_from_json(params)) +
                   ", which has no first-pass timing here (not a survivor of the plan, failed, "
@@ -180,9 +182,15 @@ void SweepRun::record_retimes(std::int64_t problem_id, const std::map<std::strin
     trial.stage = db::Stage::retime;
     trial.measure_env = measure_env_;
     trial.fate = db::Fate::measured;
-    trial.reason = "timing protocol 2 in full, " + std::to_string(finalists.rounds.at(params)) +
+    const auto twin = finalists.twins.find(params);
+    const std::string& timed = twin == finalists.twins.end() ? params : twin->second;
+    trial.reason = "timing protocol 2 in full, " + std::to_string(finalists.rounds.at(timed)) +
                    " interleaved round(s) with the other finalists and the default; " +
                    finalists.rule;
+    if (timed != params) {
+      trial.reason = "the same launch as " + describe(config_from_json(timed)) +
+                     ": timed in full once, as that config (" + trial.reason + ")";
+    }
     set_trial_timing(timing, trial);
     store_->record_trial(trial);
   }

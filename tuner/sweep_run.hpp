@@ -90,7 +90,8 @@ class SweepRun {
                            Progress& progress,
                            const std::map<std::string, std::string>& copies = {});
   void add_also_timed(int batch, const std::map<std::string, double>& screened,
-                      Finalists& finalists, const Progress& progress) const;
+                      const std::map<std::string, std::string>& copies, Finalists& finalists,
+                      const Progress& progress) const;
   std::map<std::string, Timing> retime(int batch, const Finalists& finalists);
   void record_retimes(std::int64_t problem_id, const std::map<std::string, Timing>& timings,
                       const Finalists& finalists);
