@@ -278,7 +278,6 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   constexpr smla::SmemLayout layout =
       smla::smem_layout(BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS);
   constexpr int kConsumerThreads = NUM_WARPS * 32;
-  constexpr int kThreads = (NUM_WARPS + PRODUCERS) * 32;
   extern __shared__ __align__(128) unsigned char smem[];
 
   const smla_pipe::WorkRange range = smla_pipe::work_range<BLOCK_T, SCHEDULE>(p);
@@ -296,12 +295,21 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   };
   smla_pipe::start_ring<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS>(
       p, layout, smem, full, empty, num_tiles, next_ids, fetch_ids);
-  smla_pipe::prepare_q<BLOCK_H, kThreads, KV_FORMAT, MMA, UNPACK>(
-      p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, 0));
-  __syncthreads();
-  if (smla_pipe::ran_producer<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS, SCHEDULE>(
-          p, layout, smem, range)) {
-    return;
+  if constexpr (PRODUCERS > 0) {
+    // The producers start gathering once the mbarriers are initialized, while the consumers load
+    // the first row's q: the q load's latency and the first tiles' overlap instead of adding up.
+    __syncthreads();
+    if (smla_pipe::ran_producer<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS, SCHEDULE>(
+            p, layout, smem, range)) {
+      return;
+    }
+    smla_pipe::prepare_q<BLOCK_H, kConsumerThreads, KV_FORMAT, MMA, UNPACK>(
+        p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, 0));
+    ptx::named_barrier_sync(1, kConsumerThreads);
+  } else {  // every thread is a consumer
+    smla_pipe::prepare_q<BLOCK_H, kConsumerThreads, KV_FORMAT, MMA, UNPACK>(
+        p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, 0));
+    __syncthreads();
   }
 
   const float value_scale = smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f;
