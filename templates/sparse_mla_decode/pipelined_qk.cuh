@@ -28,45 +28,65 @@ __device__ __forceinline__ const uint4* q_source(const smla::SplitParams& p, int
   return reinterpret_cast<const uint4*>(p.q + row * smla::kHeadDim);
 }
 
-// q rows as 16-bit values: bf16 caches keep bf16; fp8 caches get f16 latent dims in the permuted
-// order described above (the one K_BITS selects) and bf16 rope. Rows past n_local_heads are zero.
+// One 32-byte unit of a q row as 16-bit values for the MMA path: bf16 caches keep bf16; fp8 caches
+// get f16 latent dims in the permuted order described above (the one K_BITS selects).
+template <int KV_FORMAT, bool K_BITS>
+__device__ __forceinline__ void q_unit_16bit(int unit, uint4& lo, uint4& hi) {
+  constexpr int kLatentUnits = smla::kLatentDim / 16;
+  if (KV_FORMAT != smla::kFp8DsMla || unit >= kLatentUnits) return;
+  // Words hold dim pairs (0,1) (2,3) ... (14,15); the cvt order takes pairs 0,2,4,6 then
+  // 1,3,5,7; the bits order takes the low halves (even dims) then the high halves (odd).
+  const unsigned w[8] = {bf16x2_to_f16x2(lo.x), bf16x2_to_f16x2(lo.y), bf16x2_to_f16x2(lo.z),
+                         bf16x2_to_f16x2(lo.w), bf16x2_to_f16x2(hi.x), bf16x2_to_f16x2(hi.y),
+                         bf16x2_to_f16x2(hi.z), bf16x2_to_f16x2(hi.w)};
+  if (K_BITS) {
+    lo = make_uint4(ptx::byte_perm(w[0], w[1], 0x5410u), ptx::byte_perm(w[2], w[3], 0x5410u),
+                    ptx::byte_perm(w[4], w[5], 0x5410u), ptx::byte_perm(w[6], w[7], 0x5410u));
+    hi = make_uint4(ptx::byte_perm(w[0], w[1], 0x7632u), ptx::byte_perm(w[2], w[3], 0x7632u),
+                    ptx::byte_perm(w[4], w[5], 0x7632u), ptx::byte_perm(w[6], w[7], 0x7632u));
+  } else {
+    lo = make_uint4(w[0], w[2], w[4], w[6]);
+    hi = make_uint4(w[1], w[3], w[5], w[7]);
+  }
+}
+
+// q rows as 16-bit values (q_unit_16bit) and bf16 rope; rows past n_local_heads are zero. A thread
+// issues the loads of up to kBatch units before it converts and stores any: one round trip to
+// memory per batch instead of one per unit (with 4 consumer warps and BLOCK_H 16, five trips
+// became two; each costs ~1 us while the producers' gathers load the memory system, at the start
+// and at every row a balanced-schedule CTA enters). Batches of 5 (one trip) took the balanced
+// 4 + 2 warp kernel from 154 to 173 registers on sm_90, past the 170 that 2 CTAs per SM allow.
 template <int BLOCK_H, int NUM_THREADS, int KV_FORMAT, bool K_BITS>
 __device__ __forceinline__ void prepare_q_16bit(const smla::SplitParams& p,
                                                 const smla::SmemLayout& layout, unsigned char* smem,
                                                 int batch_item, int first_head) {
   constexpr int kUnits = smla::kHeadDim * 2 / 32;  // 32-byte units: 16 dims each
-  constexpr int kLatentUnits = smla::kLatentDim / 16;
-  for (int i = threadIdx.x; i < BLOCK_H * kUnits; i += NUM_THREADS) {
-    const int row = i / kUnits;
-    const int unit = i % kUnits;
-    const bool valid = first_head + row < p.n_local_heads;
-    uint4 lo = make_uint4(0, 0, 0, 0);
-    uint4 hi = lo;
-    if (valid) {
-      const uint4* src = q_source(p, batch_item, first_head + row);
-      lo = src[unit * 2];
-      hi = src[unit * 2 + 1];
-    }
-    if (KV_FORMAT == smla::kFp8DsMla && unit < kLatentUnits) {
-      // Words hold dim pairs (0,1) (2,3) ... (14,15); the cvt order takes pairs 0,2,4,6 then
-      // 1,3,5,7; the bits order takes the low halves (even dims) then the high halves (odd).
-      const unsigned w[8] = {bf16x2_to_f16x2(lo.x), bf16x2_to_f16x2(lo.y), bf16x2_to_f16x2(lo.z),
-                             bf16x2_to_f16x2(lo.w), bf16x2_to_f16x2(hi.x), bf16x2_to_f16x2(hi.y),
-                             bf16x2_to_f16x2(hi.z), bf16x2_to_f16x2(hi.w)};
-      if (K_BITS) {
-        lo = make_uint4(ptx::byte_perm(w[0], w[1], 0x5410u), ptx::byte_perm(w[2], w[3], 0x5410u),
-                        ptx::byte_perm(w[4], w[5], 0x5410u), ptx::byte_perm(w[6], w[7], 0x5410u));
-        hi = make_uint4(ptx::byte_perm(w[0], w[1], 0x7632u), ptx::byte_perm(w[2], w[3], 0x7632u),
-                        ptx::byte_perm(w[4], w[5], 0x7632u), ptx::byte_perm(w[6], w[7], 0x7632u));
-      } else {
-        lo = make_uint4(w[0], w[2], w[4], w[6]);
-        hi = make_uint4(w[1], w[3], w[5], w[7]);
+  constexpr int kItems = BLOCK_H * kUnits;
+  constexpr int kPerThread = (kItems + NUM_THREADS - 1) / NUM_THREADS;
+  constexpr int kBatch = kPerThread < 4 ? kPerThread : 4;  // 8 uint4 registers at most
+  for (int first = 0; first < kPerThread; first += kBatch) {
+    uint4 lo[kBatch];
+    uint4 hi[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int i = static_cast<int>(threadIdx.x) + (first + k) * NUM_THREADS;
+      lo[k] = hi[k] = make_uint4(0, 0, 0, 0);
+      if (i < kItems && first_head + i / kUnits < p.n_local_heads) {
+        const uint4* src = q_source(p, batch_item, first_head + i / kUnits);
+        lo[k] = src[(i % kUnits) * 2];
+        hi[k] = src[(i % kUnits) * 2 + 1];
       }
     }
-    uint4* dst =
-        reinterpret_cast<uint4*>(smem + layout.q_offset + row * layout.q_row_stride + unit * 32);
-    dst[0] = lo;
-    dst[1] = hi;
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int i = static_cast<int>(threadIdx.x) + (first + k) * NUM_THREADS;
+      if (i >= kItems) continue;
+      q_unit_16bit<KV_FORMAT, K_BITS>(i % kUnits, lo[k], hi[k]);
+      uint4* dst = reinterpret_cast<uint4*>(smem + layout.q_offset +
+                                            (i / kUnits) * layout.q_row_stride + (i % kUnits) * 32);
+      dst[0] = lo[k];
+      dst[1] = hi[k];
+    }
   }
 }
 
