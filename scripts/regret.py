@@ -32,13 +32,16 @@ Usage:
   regret.py bucket --tuned TUNED.db --oracle ORACLE.db [--protocol full] [--max-regret 3]
             [--min-batches 20]
 Prints the protocol of each side, one row per batch, then `<check>: worst regret X% at batch B
-(N batches)` and `<check>: over LIMIT%: B (X%), ...` (or none).
+(N batches)` and `<check>: over LIMIT%: B (X%), ...` (or none). A row whose config is not the
+oracle's best also gives both timings' p10-p90 and whether they overlap; the batches over the
+limit whose ranges overlap are listed once more (within the run's own spread), and still count.
 Exit codes: 0 every regret within --max-regret over at least --min-batches batches, 1 some above
 it (or fewer batches compared), 2 bad input (including a tuned config the full-protocol oracle
 did not time in full: its sweep lacked --also-time).
 """
 import argparse
 import json
+from collections import namedtuple
 import os
 import sqlite3
 import sys
@@ -47,6 +50,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "db" / "python"))
 
 STAGES = {"full": "retime", "first-pass": "measure"}
+Timed = namedtuple("Timed", "median p10 p90")  # one oracle trial's timing, us
 SIDES = {
     "full": "full protocol (timing protocol 2 in full, interleaved rounds; stage retime)",
     "first-pass": "first pass (stage measure)",
@@ -65,17 +69,17 @@ def connect(path):
 
 
 def oracle_medians(oracle, protocol):
-    """{(family, shape, budget_arch, device): {batch: {params_json: median_us}}} of the oracle's
+    """{(family, shape, budget_arch, device): {batch: {params_json: Timed}}} of the oracle's
     measured trials of the protocol's stage, the latest per key, and {key: (measure_env, runs)}."""
     stage = STAGES[protocol]
     rows = oracle.execute(
         "SELECT p.family, p.shape, t.budget_arch, t.device_name, p.batch, t.params_json, "
-        "t.median_us, t.measure_env, t.run_id FROM trials t JOIN problems p ON p.id = t.problem_id "
-        "WHERE t.stage = ? AND t.fate = 'measured' ORDER BY t.id", (stage,))
+        "t.median_us, t.p10_us, t.p90_us, t.measure_env, t.run_id FROM trials t JOIN problems p "
+        "ON p.id = t.problem_id WHERE t.stage = ? AND t.fate = 'measured' ORDER BY t.id", (stage,))
     found, envs, runs = {}, {}, {}
-    for family, shape, arch, device, batch, params, median, env, run in rows:
+    for family, shape, arch, device, batch, params, median, p10, p90, env, run in rows:
         key = (family, shape, arch, device)
-        found.setdefault(key, {}).setdefault(batch, {})[params] = median
+        found.setdefault(key, {}).setdefault(batch, {})[params] = Timed(median, p10, p90)
         envs.setdefault(key, set()).add(env)
         runs.setdefault(key, set()).add(run)
     if not found:
@@ -102,16 +106,28 @@ def tuned_winners(tuned, key):
     return dict(rows.fetchall())
 
 
-def row(batch, params, medians, how):
-    best_params = min(medians, key=medians.get)
-    best = medians[best_params]
-    mine = medians.get(params)
-    regret = None if mine is None else 100.0 * (mine - best) / best
-    shown = "not timed by the oracle" if mine is None else f"{mine:9.2f}"
-    print(f"{batch:6d} {how:>16} {shown:>10} {best:9.2f} "
+def overlap(mine, best):
+    """Whether the two timings' p10-p90 ranges overlap (None when either lacks them): a regret
+    whose sides overlap is within the spread of the run's own timings."""
+    if None in (mine.p10, mine.p90, best.p10, best.p90):
+        return None
+    return mine.p10 <= best.p90 and best.p10 <= mine.p90
+
+
+def row(batch, params, timings, how):
+    best_params = min(timings, key=lambda p: timings[p].median)
+    best = timings[best_params]
+    mine = timings.get(params)
+    regret = None if mine is None else 100.0 * (mine.median - best.median) / best.median
+    shown = "not timed by the oracle" if mine is None else f"{mine.median:9.2f}"
+    within = None if mine is None or params == best_params else overlap(mine, best)
+    spread = ("" if within is None else
+              f"  (p10-p90 {mine.p10:.2f}-{mine.p90:.2f} against {best.p10:.2f}-{best.p90:.2f}: "
+              f"{'overlapping' if within else 'apart'})")
+    print(f"{batch:6d} {how:>16} {shown:>10} {best.median:9.2f} "
           f"{'-' if regret is None else f'{regret:6.2f}%':>8}  {params}  (oracle best "
-          f"{best_params} of {len(medians)})")
-    return regret
+          f"{best_params} of {len(timings)}){spread}")
+    return regret, within
 
 
 def search_rows(tuned, key, batches):
@@ -166,7 +182,7 @@ def write_also_time(args):
 def compare(args):
     limit = args.max_regret if args.max_regret is not None else (2.0 if args.check == "search" else 3.0)
     tuned = connect(args.tuned)
-    worst, count, untimed, over = (None, None), 0, [], []
+    worst, count, untimed, over, overlapping = (None, None), 0, [], [], []
     medians, envs = oracle_medians(connect(args.oracle), args.protocol)
     print(f"{'batch':>6} {'how':>16} {'tuned_us':>10} {'best_us':>9} {'regret':>8}  config")
     for key, batches in medians.items():
@@ -175,13 +191,15 @@ def compare(args):
         print(f"# protocol: tuned side {SIDES[args.protocol]}; oracle side {SIDES[args.protocol]}; "
               f"oracle run(s) {','.join(map(str, runs))}; {env or 'measure_env not recorded'}")
         for batch, params, by_params, how in rows_for(args.check, args.tuned, tuned, key, batches):
-            regret = row(batch, params, by_params, how)
+            regret, within = row(batch, params, by_params, how)
             count += 1
             if regret is None:
                 untimed.append(batch)
             else:
                 if regret > limit:
                     over.append(f"{batch} ({regret:.2f}%)")
+                    if within:
+                        overlapping.append(str(batch))
                 if worst[0] is None or regret > worst[0]:
                     worst = (regret, batch)
     if count == 0:
@@ -190,6 +208,9 @@ def compare(args):
     print(f"{args.check}: worst regret {worst[0]:.2f}% at batch {worst[1]} ({count} batches)"
           if worst[0] is not None else f"{args.check}: no tuned config timed by the oracle")
     print(f"{args.check}: over {limit:g}%: {', '.join(over) or 'none'}")
+    if overlapping:  # said, never subtracted: the verdict stays the medians'
+        print(f"{args.check}: over {limit:g}% with the two sides' p10-p90 overlapping (within the "
+              f"run's own spread): {', '.join(overlapping)}")
     if count < args.min_batches:
         print(f"{args.check}: only {count} batches compared, fewer than --min-batches "
               f"{args.min_batches}")

@@ -37,12 +37,15 @@ class RegretScriptTest(FixtureTest):
                        (FAMILY, SHAPE_TEXT, batch))
             problem = db.execute("SELECT id FROM problems WHERE family = ? AND shape = ? AND "
                                  "batch = ?", (FAMILY, SHAPE_TEXT, batch)).fetchone()[0]
-            for params, median in by_params.items():
+            for params, timing in by_params.items():
+                # A median alone, or (median, p10, p90).
+                median, p10, p90 = timing if isinstance(timing, tuple) else (timing, None, None)
                 db.execute(
                     "INSERT INTO trials (run_id, problem_id, source_hash, stage, budget_arch, "
-                    "measured_arch, device_name, params_json, fate, reason, median_us) VALUES "
-                    "(?, ?, ?, ?, 'sm_120', 'sm_90', 'NVIDIA H200', ?, 'measured', "
-                    "'oracle', ?)", (run or first_run, problem, source, stage, params, median))
+                    "measured_arch, device_name, params_json, fate, reason, median_us, p10_us, "
+                    "p90_us) VALUES (?, ?, ?, ?, 'sm_120', 'sm_90', 'NVIDIA H200', ?, 'measured', "
+                    "'oracle', ?, ?, ?)",
+                    (run or first_run, problem, source, stage, params, median, p10, p90))
         db.commit()
         db.close()
         return oracle
@@ -103,6 +106,28 @@ class RegretScriptTest(FixtureTest):
         bucket = self.regret("bucket", oracle, 3)
         self.assertEqual(bucket.returncode, 0, bucket.stdout + bucket.stderr)
         self.assertIn("bucket: worst regret 1.01% at batch 20 (1 batches)", bucket.stdout)
+
+    def test_a_regret_within_the_two_timings_spread_is_said_and_still_counts(self):
+        tuned8, tuned128, default = (self.canonical(p) for p in (TUNED_8, TUNED_128, DEFAULT))
+        # Batch 8: the winner 5.26 % off, p10-p90 ranges overlapping; batch 20: the lookup 2.04 %
+        # off, ranges apart.
+        oracle = self.make_oracle({8: {tuned8: (20.0, 19.2, 21.0), tuned128: (19.0, 18.8, 19.5),
+                                       default: (25.0, 24.0, 26.0)},
+                                   20: {tuned8: (29.4, 29.3, 29.5), default: (30.0, 29.8, 30.2)}},
+                                  stage="retime")
+        search = self.regret("search", oracle, 2)
+        self.assertEqual(search.returncode, 1, search.stdout + search.stderr)  # still over
+        self.assertIn("(p10-p90 19.20-21.00 against 18.80-19.50: overlapping)", search.stdout)
+        self.assertIn("search: over 2% with the two sides' p10-p90 overlapping (within the run's "
+                      "own spread): 8", search.stdout)
+        bucket = self.regret("bucket", oracle, 1)
+        self.assertEqual(bucket.returncode, 1, bucket.stdout + bucket.stderr)
+        self.assertIn("(p10-p90 29.80-30.20 against 29.30-29.50: apart)", bucket.stdout)
+        self.assertNotIn("overlapping (within", bucket.stdout)
+        # The oracle's best itself, and timings without quantiles, get no such note.
+        bare = self.make_oracle({8: {tuned8: 20.0, tuned128: 19.0, default: 25.0}},
+                                stage="retime", name="bare.db")
+        self.assertNotIn("p10-p90", self.regret("search", bare, 6).stdout)
 
     def test_a_tuned_config_the_oracle_did_not_time_in_full_is_bad_input(self):
         tuned128, default = self.canonical(TUNED_128), self.canonical(DEFAULT)
