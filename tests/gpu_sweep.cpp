@@ -276,6 +276,42 @@ TEST_CASE("--also-time: a named config is timed in full beside the finalists, ev
               "p.batch = 1 AND t.stage = 'retime' AND t.reason LIKE '%--also-time%'") == 0);
 }
 
+// A config the screens left unmeasured as the same launch as a measured one (at batch 1 the
+// cluster merge's TARGET_CTAS values are one launch), named by --also-time, is not timed again:
+// the config it copies is timed in full and the named one's re-timing trial takes that timing.
+TEST_CASE("--also-time: a config that is the same launch as a measured one is timed once, as it") {
+  const tuner::test::TempDir dir;
+  sweep_ok(dir.path(), "--batches 1,2");
+  std::string params;
+  {
+    const auto connection = Connection::open(dir / "tuning.db", OpenMode::read_only);
+    auto copy = connection.prepare(
+        "SELECT t.params_json FROM trials t JOIN problems p ON p.id = t.problem_id WHERE "
+        "p.batch = 1 AND t.stage = 'measure' AND t.fate = 'skipped_by_search' AND t.reason LIKE "
+        "'the same launch as %' ORDER BY t.id LIMIT 1");
+    REQUIRE(copy.step());
+    params = copy.column_text(0);
+  }
+  const fs::path file = dir / "also.json";
+  std::ofstream(file) << "{\"1\": [" << params << "]}";
+  const tuner::test::TempDir fresh;
+  fs::create_directory_symlink(dir / "cache", fresh / "cache");
+  sweep_ok(fresh.path(), "--batches 1,2 --also-time '" + file.string() + "'");
+  const fs::path oracle = fresh / "tuning.db";
+  const std::string retimed_at_1 =
+      "SELECT COUNT(*) FROM trials t JOIN problems p ON p.id = t.problem_id WHERE p.batch = 1 "
+      "AND t.stage = 'retime' AND t.fate = 'measured'";
+  CHECK(count(oracle, retimed_at_1 + " AND t.params_json = '" + params +
+                          "' AND t.reason LIKE 'the same launch as %: timed in full once, as "
+                          "that config (timing protocol 2 in full, 3 interleaved round(s)%'") == 1);
+  // Its timing is another config's full timing at that batch: the config it copies.
+  CHECK(count(oracle, retimed_at_1 + " AND t.params_json <> '" + params +
+                          "' AND t.median_us = (SELECT t2.median_us FROM trials t2 JOIN problems "
+                          "p2 ON p2.id = t2.problem_id WHERE p2.batch = 1 AND t2.stage = 'retime' "
+                          "AND t2.params_json = '" +
+                          params + "')") >= 1);
+}
+
 TEST_CASE(
     "--shard 1/2 then 2/2 and tuner merge: disjoint slices, every survivor measured once, "
     "the winner decided by the merge") {
