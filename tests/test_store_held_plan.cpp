@@ -93,29 +93,22 @@ TEST_CASE("held plan: the same fates are found under the latest plan run, any ch
   CHECK(run_holding_plan(store, reason) == second);
 }
 
-TEST_CASE("held plan: the row-order keys decide in order, any other order falls back to sets") {
+TEST_CASE("held plan: the sorted keys decide, whatever order the rows came in") {
   PlanStore fresh;
   Store& store = fresh.store;
   const std::int64_t first = fresh.first_run;
   const std::int64_t problem = fresh.problem;
   store.record_trials(plan_rows(first, problem));
-  // The keys of `rows` in their order (plan_fate_keys sorts; these stay as the rows are).
-  const auto row_keys = [](const std::vector<TrialRecord>& rows) {
-    std::vector<std::string> keys;
-    for (const TrialRecord& row : rows) keys.push_back(plan_fate_key(row));
-    return keys;
-  };
   const std::vector<TrialRecord> same = plan_rows(first + 1, problem);
-  CHECK(run_holding_plan(store, same, plan_fate_keys(same), row_keys(same)) == first);
-  std::vector<TrialRecord> backwards = same;  // another order: the hash sets decide, the same
+  CHECK(run_holding_plan(store, same, plan_fate_keys(same)) == first);
+  std::vector<TrialRecord> backwards = same;  // another order of the same rows: held
   std::reverse(backwards.begin(), backwards.end());
-  CHECK(run_holding_plan(store, backwards, plan_fate_keys(backwards), row_keys(backwards)) ==
-        first);
+  CHECK(run_holding_plan(store, backwards, plan_fate_keys(backwards)) == first);
   std::vector<TrialRecord> reason = plan_rows(first + 1, problem);
   reason[11].reason = "fits, by another rule";
-  CHECK(run_holding_plan(store, reason, plan_fate_keys(reason), row_keys(reason)) == 0);
+  CHECK(run_holding_plan(store, reason, plan_fate_keys(reason)) == 0);
   std::vector<TrialRecord> swapped = plan_rows(first + 1, problem);  // two rows' fates traded
   std::swap(swapped[2].fate, swapped[3].fate);
   std::swap(swapped[2].reason, swapped[3].reason);
-  CHECK(run_holding_plan(store, swapped, plan_fate_keys(swapped), row_keys(swapped)) == 0);
+  CHECK(run_holding_plan(store, swapped, plan_fate_keys(swapped)) == 0);
 }

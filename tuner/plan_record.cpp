@@ -119,10 +119,9 @@ void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
 std::int64_t record_plan_unless_held(db::Store& store, std::int64_t run_id, const PlanResult& plan,
                                      const Family& family) {
   const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, plan, family);
-  const std::vector<std::string> row_keys = plan_row_keys(trials);
-  std::vector<std::string> keys = row_keys;  // sorted once, for the check and the digest
+  std::vector<std::string> keys = plan_row_keys(trials);  // sorted once: the check, the digest
   std::sort(keys.begin(), keys.end());
-  const std::int64_t holder = db::run_holding_plan(store, trials, keys, row_keys);
+  const std::int64_t holder = db::run_holding_plan(store, trials, keys);
   if (holder == 0) store.record_trials(trials);  // one transaction: a plan has ~100 000 rows
   record_digest(store, trials, keys);            // when held, the rows may predate digests
   return holder == 0 ? run_id : holder;

@@ -16,12 +16,9 @@ namespace tuner::db {
 // that changed in any row is recorded whole under its own run and a report reading the latest
 // plan run sees every fate.
 std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>& plan);
-// The same with the plan's plan_fate_keys already at hand: `sorted_keys` sorted (the sweep hashes
-// them too) and, when given, `row_keys` in the plan's row order. A run's plan rows come back in
-// the order they were recorded, which is the plan's row order when nothing changed, so a
-// row-by-row comparison decides a warm rerun without building hash sets of ~300,000 keys.
+// The same with the plan's plan_fate_keys already at hand, sorted (the sweep hashes them too):
+// the held run's keys come back from the store in that order, so one comparison decides.
 std::int64_t run_holding_plan(const Store& store, const std::vector<TrialRecord>& plan,
-                              const std::vector<std::string>& sorted_keys,
-                              const std::vector<std::string>& row_keys = {});
+                              const std::vector<std::string>& sorted_keys);
 
 }  // namespace tuner::db
