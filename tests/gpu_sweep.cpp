@@ -47,6 +47,25 @@ std::int64_t count(const fs::path& db, const std::string& sql) {
   return Connection::open(db, OpenMode::read_only).query_int64(sql);
 }
 
+// The first column of the first row `sql` returns from `db` (required to exist).
+std::string first_text(const fs::path& db, const std::string& sql) {
+  const auto connection = Connection::open(db, OpenMode::read_only);
+  auto query = connection.prepare(sql);
+  REQUIRE(query.step());
+  return query.column_text(0);
+}
+
+// A sweep at batches 1 and 2 into a fresh DB in `fresh` (sharing `dir`'s cubin cache: nothing
+// resumed, every config measured anew) with --also-time naming `params` at `batch`; its DB.
+fs::path sweep_also_timing(const fs::path& dir, const fs::path& fresh, int batch,
+                           const std::string& params) {
+  const fs::path file = dir / "also.json";
+  std::ofstream(file) << "{\"" << batch << "\": [" << params << "]}";
+  fs::create_directory_symlink(dir / "cache", fresh / "cache");
+  sweep_ok(fresh, "--batches 1,2 --also-time '" + file.string() + "'");
+  return fresh / "tuning.db";
+}
+
 // The pids whose parent is `parent` (from /proc/*/stat).
 std::vector<pid_t> children_of(pid_t parent) {
   std::vector<pid_t> children;
@@ -245,24 +264,14 @@ TEST_CASE("--also-time: a named config is timed in full beside the finalists, ev
   const tuner::test::TempDir dir;
   sweep_ok(dir.path(), "--batches 1,2");
   // The slowest screened config at batch 2: measured, never re-timed in that sweep.
-  std::string params;
-  {
-    const auto connection = Connection::open(dir / "tuning.db", OpenMode::read_only);
-    auto slowest = connection.prepare(
-        "SELECT t.params_json FROM trials t JOIN problems p ON p.id = t.problem_id WHERE "
-        "p.batch = 2 AND t.stage = 'measure' AND t.fate = 'measured' AND t.params_json NOT IN "
-        "(SELECT params_json FROM trials WHERE stage = 'retime' AND problem_id = p.id) ORDER BY "
-        "t.median_us DESC LIMIT 1");
-    REQUIRE(slowest.step());
-    params = slowest.column_text(0);
-  }
-  const fs::path file = dir / "also.json";
-  std::ofstream(file) << "{\"2\": [" << params << "]}";
-  // A fresh DB (the same cubin cache): nothing resumed, the config measured and re-timed anew.
+  const std::string params = first_text(
+      dir / "tuning.db",
+      "SELECT t.params_json FROM trials t JOIN problems p ON p.id = t.problem_id WHERE p.batch = "
+      "2 AND t.stage = 'measure' AND t.fate = 'measured' AND t.params_json NOT IN (SELECT "
+      "params_json FROM trials WHERE stage = 'retime' AND problem_id = p.id) ORDER BY "
+      "t.median_us DESC LIMIT 1");
   const tuner::test::TempDir fresh;
-  fs::create_directory_symlink(dir / "cache", fresh / "cache");
-  sweep_ok(fresh.path(), "--batches 1,2 --also-time '" + file.string() + "'");
-  const fs::path oracle = fresh / "tuning.db";
+  const fs::path oracle = sweep_also_timing(dir.path(), fresh.path(), 2, params);
   const std::string retimed =
       "SELECT COUNT(*) FROM trials t JOIN problems p ON p.id = t.problem_id WHERE p.batch = 2 "
       "AND t.stage = 'retime' AND t.fate = 'measured' AND t.params_json = '" +
@@ -282,22 +291,13 @@ TEST_CASE("--also-time: a named config is timed in full beside the finalists, ev
 TEST_CASE("--also-time: a config that is the same launch as a measured one is timed once, as it") {
   const tuner::test::TempDir dir;
   sweep_ok(dir.path(), "--batches 1,2");
-  std::string params;
-  {
-    const auto connection = Connection::open(dir / "tuning.db", OpenMode::read_only);
-    auto copy = connection.prepare(
-        "SELECT t.params_json FROM trials t JOIN problems p ON p.id = t.problem_id WHERE "
-        "p.batch = 1 AND t.stage = 'measure' AND t.fate = 'skipped_by_search' AND t.reason LIKE "
-        "'the same launch as %' ORDER BY t.id LIMIT 1");
-    REQUIRE(copy.step());
-    params = copy.column_text(0);
-  }
-  const fs::path file = dir / "also.json";
-  std::ofstream(file) << "{\"1\": [" << params << "]}";
+  const std::string params = first_text(
+      dir / "tuning.db",
+      "SELECT t.params_json FROM trials t JOIN problems p ON p.id = t.problem_id WHERE p.batch = "
+      "1 AND t.stage = 'measure' AND t.fate = 'skipped_by_search' AND t.reason LIKE 'the same "
+      "launch as %' ORDER BY t.id LIMIT 1");
   const tuner::test::TempDir fresh;
-  fs::create_directory_symlink(dir / "cache", fresh / "cache");
-  sweep_ok(fresh.path(), "--batches 1,2 --also-time '" + file.string() + "'");
-  const fs::path oracle = fresh / "tuning.db";
+  const fs::path oracle = sweep_also_timing(dir.path(), fresh.path(), 1, params);
   const std::string retimed_at_1 =
       "SELECT COUNT(*) FROM trials t JOIN problems p ON p.id = t.problem_id WHERE p.batch = 1 "
       "AND t.stage = 'retime' AND t.fate = 'measured'";
