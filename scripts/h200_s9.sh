@@ -48,6 +48,10 @@ case $part in
   a)
     bash scripts/h200_issue12_s4.sh build main >"$logs/main.txt" 2>&1
     cp "$WORK"/cold.log "$WORK"/warm.log "$logs/" 2>/dev/null
+    # The default sweep's DB and cache as h200_issue12_s4.sh's, for its search and bucket steps
+    # in a later call on this machine (this DB gets the sm_120 and bf16 sweeps too).
+    rm -rf /tmp/issue12_s4 && mkdir -p /tmp/issue12_s4 &&
+      cp -r "$WORK/tuned.db" "$WORK/cache" /tmp/issue12_s4/
     bench old 1
     bench new 1
     timeout 170 $tuner sweep --db "$WORK/tuned.db" --cache-dir "$WORK/cache" --budget-arch sm_120 \

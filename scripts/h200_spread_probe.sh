@@ -3,8 +3,9 @@
 # buffers landed) or per launch? The eleventh session saw the fastest schedule-0 launch at 512 run
 # 193.2 us in one `tuner bench` process and 199-225 us in five others of the same build, with
 # replays inside each process within 0.2 % (BENCHMARKS.md section 7, eleventh session). This
-# probe times one fixed config at 256 and 512 in ROUNDS fresh processes for each KV footprint
-# (--memory-gib 1: the sweep's; 4: four times the pages, the same gathers per launch) and prints
+# probe times one fixed config at 64 (for contrast), 256 and 512 in ROUNDS fresh processes for
+# each KV footprint (--memory-gib 1: the sweep's; 4: four times the pages, the same gathers per
+# launch) and prints
 # each process's median, replay p10/p90 and per-launch p10/p90, with nvidia-smi's clocks, power and
 # throttle reasons sampled every 100 ms (is the slow mode a clock that dropped under sustained load?).
 # Usage: ROUNDS=6 scripts/h200_spread_probe.sh   (carry .devcarry; ~8 s per process)
@@ -24,10 +25,10 @@ smi=$!
 for gib in 1 4; do
   for round in $(seq "${ROUNDS:-6}"); do
     log=$logs/gib${gib}_$round.log
-    timeout 60 build/tuner/tuner bench --batches 256,512 --memory-gib "$gib" --where "$where" \
+    timeout 60 build/tuner/tuner bench --batches 64,256,512 --memory-gib "$gib" --where "$where" \
       --no-default >"$log" 2>&1
     echo "memory ${gib} GiB, process $round (rc=$?, ended $(date +%T.%N | cut -c1-12)):" \
-      "$(grep -E '^ +(256|512) ' "$log" | awk '{for (i = 1; i <= NF; ++i) if ($i ~ /^schedule=/) \
+      "$(grep -E '^ +(64|256|512) ' "$log" | awk '{for (i = 1; i <= NF; ++i) if ($i ~ /^schedule=/) \
         printf "b%s %s [%s-%s] launches [%s-%s]; ", $1, $(i+1), $(i+2), $(i+3), $(i+4), $(i+5)}')"
   done
 done

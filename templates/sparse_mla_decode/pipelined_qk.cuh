@@ -90,52 +90,84 @@ __device__ __forceinline__ void prepare_q_16bit(const smla::SplitParams& p,
   }
 }
 
-// q rows as e4m3 value + e4m3 residual (one warp per (head, group): amax, scale = amax / 448) +
-// bf16 rope.
+// One (head, 128-group) of q as e4m3 value + e4m3 residual, quantized by its warp (amax, scale =
+// amax / 448); `bits` are the lane's 4 bf16 dims of the group (zero for heads past the shape).
+__device__ __forceinline__ void quantize_q_group(uint2 bits, unsigned char* dst, float* scale,
+                                                 int lane) {
+  const float v[4] = {__uint_as_float(bits.x << 16), __uint_as_float(bits.x & 0xffff0000u),
+                      __uint_as_float(bits.y << 16), __uint_as_float(bits.y & 0xffff0000u)};
+  const float amax =
+      ptx::warp_max(fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
+  const float inv = amax > 0.f ? 448.f / amax : 0.f;
+  const float x[4] = {v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv};
+  const unsigned hi = ptx::pack_e4m3x4(x[0], x[1], x[2], x[3]);
+  float rounded[4];
+  ptx::e4m3x4_to_floats(hi, rounded);
+  *reinterpret_cast<unsigned*>(dst) = hi;
+  *reinterpret_cast<unsigned*>(dst + smla::kPipelinedQResidualOffset) = ptx::pack_e4m3x4(
+      x[0] - rounded[0], x[1] - rounded[1], x[2] - rounded[2], x[3] - rounded[3]);
+  if (lane == 0) *scale = amax / 448.f;
+}
+
+// q rows as e4m3 value + e4m3 residual per (head, 128-group) (quantize_q_group) + bf16 rope. As in
+// prepare_q_16bit, loads go out in batches before any is used: the rope's first, then up to 4
+// groups per warp, so a 4-consumer-warp CTA at BLOCK_H 16 waits on memory 4 times instead of 17
+// (one trip per group, each behind the stores of the one before). Batches of 8 (2 trips) took the
+// BLOCK_H 32 kernel with producers to 8 bytes of spills on sm_120; with 4, BLOCK_T 64 at BLOCK_H
+// 16 / 32 and 0 / 2 producers keep their sm_120 registers (217, 220, 255, 254) and no spills.
 template <int BLOCK_H, int NUM_THREADS>
 __device__ __forceinline__ void prepare_q_fp8(const smla::SplitParams& p,
                                               const smla::SmemLayout& layout, unsigned char* smem,
                                               int batch_item, int first_head) {
   constexpr int kWarps = NUM_THREADS / 32;
+  constexpr int kItems = BLOCK_H * smla::kNumGroups;
+  constexpr int kPerWarp = (kItems + kWarps - 1) / kWarps;
+  constexpr int kBatch = kPerWarp < 4 ? kPerWarp : 4;
+  constexpr int kRopeUnits = smla::kRopeDim * 2 / 16;
+  constexpr int kRopePerThread = (BLOCK_H * kRopeUnits + NUM_THREADS - 1) / NUM_THREADS;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
-  float* q_scale = reinterpret_cast<float*>(smem + layout.q_scale_offset);
-  for (int item = warp; item < BLOCK_H * smla::kNumGroups; item += kWarps) {
-    const int row = item / smla::kNumGroups;
-    const int group = item % smla::kNumGroups;
-    float v[4] = {0.f, 0.f, 0.f, 0.f};
-    if (first_head + row < p.n_local_heads) {
-      const uint2 bits = reinterpret_cast<const uint2*>(
-          q_source(p, batch_item, first_head + row))[(group * smla::kGroupDim + lane * 4) / 4];
-      v[0] = __uint_as_float(bits.x << 16);
-      v[1] = __uint_as_float(bits.x & 0xffff0000u);
-      v[2] = __uint_as_float(bits.y << 16);
-      v[3] = __uint_as_float(bits.y & 0xffff0000u);
+  uint4 rope[kRopePerThread];
+#pragma unroll
+  for (int k = 0; k < kRopePerThread; ++k) {
+    const int i = static_cast<int>(threadIdx.x) + k * NUM_THREADS;
+    rope[k] = make_uint4(0, 0, 0, 0);
+    if (i < BLOCK_H * kRopeUnits && first_head + i / kRopeUnits < p.n_local_heads) {
+      rope[k] = q_source(p, batch_item, first_head + i / kRopeUnits)[smla::kLatentDim * 2 / 16 +
+                                                                      i % kRopeUnits];
     }
-    const float amax =
-        ptx::warp_max(fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
-    const float inv = amax > 0.f ? 448.f / amax : 0.f;
-    unsigned char* dst =
-        smem + layout.q_offset + row * layout.q_row_stride + group * smla::kGroupDim + lane * 4;
-    const float x[4] = {v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv};
-    const unsigned hi = ptx::pack_e4m3x4(x[0], x[1], x[2], x[3]);
-    float rounded[4];
-    ptx::e4m3x4_to_floats(hi, rounded);
-    *reinterpret_cast<unsigned*>(dst) = hi;
-    *reinterpret_cast<unsigned*>(dst + smla::kPipelinedQResidualOffset) = ptx::pack_e4m3x4(
-        x[0] - rounded[0], x[1] - rounded[1], x[2] - rounded[2], x[3] - rounded[3]);
-    if (lane == 0) q_scale[row * smla::kNumGroups + group] = amax / 448.f;
   }
-  constexpr int kRopeUnits = smla::kRopeDim * 2 / 16;
-  for (int i = threadIdx.x; i < BLOCK_H * kRopeUnits; i += NUM_THREADS) {
-    const int row = i / kRopeUnits;
-    const int unit = i % kRopeUnits;
-    uint4 value = make_uint4(0, 0, 0, 0);
-    if (first_head + row < p.n_local_heads) {
-      value = q_source(p, batch_item, first_head + row)[smla::kLatentDim * 2 / 16 + unit];
+  float* q_scale = reinterpret_cast<float*>(smem + layout.q_scale_offset);
+  for (int first = 0; first < kPerWarp; first += kBatch) {
+    uint2 bits[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int item = warp + (first + k) * kWarps;  // warp-uniform: warp_max needs whole warps
+      const int row = item / smla::kNumGroups;
+      bits[k] = make_uint2(0, 0);
+      if (item < kItems && first_head + row < p.n_local_heads) {
+        bits[k] = reinterpret_cast<const uint2*>(q_source(p, batch_item, first_head + row))
+            [(item % smla::kNumGroups * smla::kGroupDim + lane * 4) / 4];
+      }
     }
-    *reinterpret_cast<uint4*>(smem + layout.q_offset + row * layout.q_row_stride +
-                              smla::kPipelinedQRopeOffset + unit * 16) = value;
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int item = warp + (first + k) * kWarps;
+      if (item >= kItems) continue;
+      const int row = item / smla::kNumGroups;
+      const int group = item % smla::kNumGroups;
+      quantize_q_group(bits[k],
+                       smem + layout.q_offset + row * layout.q_row_stride +
+                           group * smla::kGroupDim + lane * 4,
+                       q_scale + row * smla::kNumGroups + group, lane);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kRopePerThread; ++k) {
+    const int i = static_cast<int>(threadIdx.x) + k * NUM_THREADS;
+    if (i >= BLOCK_H * kRopeUnits) continue;
+    *reinterpret_cast<uint4*>(smem + layout.q_offset + (i / kRopeUnits) * layout.q_row_stride +
+                              smla::kPipelinedQRopeOffset + (i % kRopeUnits) * 16) = rope[k];
   }
 }
 

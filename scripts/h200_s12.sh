@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# H200, twelfth session (2026-12-03), one call (~9 min), owed from the eleventh:
+#   1. the spread probe (scripts/h200_spread_probe.sh): fresh processes at 256 and 512, 1 and 4 GiB
+#      of KV, with nvidia-smi's clocks and throttle reasons beside them;
+#   2. the GPU tests of the sweep (gpu_sweep: the --also-time twin case has never run);
+#   3. the correctness matrix on the final kernel (batched q loads, producers first): fp8 at 32
+#      local heads, bf16 at 64, fp8 at 64, then the corner cases, each with the time left.
+# Usage: BUDGET_S=560 scripts/h200_s12.sh   (carry .devcarry; a short table is printed last)
+set -u
+source scripts/device_env.sh >/dev/null
+source scripts/device_build_link.sh >/dev/null
+export TUNER_REQUIRE_GPU=1
+out=${OUT:-/tmp/tuner-out}
+logs=$out/s12
+mkdir -p "$logs"
+began=$(date +%s)
+left() { echo $((${BUDGET_S:-560} - $(date +%s) + began)); }
+
+matrix() {  # matrix PART LIMIT_S: one (format:TP) part of gpu_sparse_mla_decode's matrix
+  local name=${1//:/_}
+  TUNER_GPU_MATRIX=$1 timeout "$2" build/tests/gpu_sparse_mla_decode -tc="every config*" \
+    >"$logs/matrix_$name.log" 2>&1
+  echo "matrix $1 rc=$? (limit $2 s) $(grep -cE '^(fp8_ds_mla|bf16) ' "$logs/matrix_$name.log")" \
+    "rows; $(grep -E 'checks run|FAIL' "$logs/matrix_$name.log" | tail -n 2 | tr '\n' ' ')"
+}
+
+ROUNDS=${ROUNDS:-3} OUT=$logs timeout 150 bash scripts/h200_spread_probe.sh >"$logs/spread.txt" 2>&1
+echo "spread probe rc=$? at $(($(date +%s) - began)) s"
+timeout 150 build/tests/gpu_sweep >"$logs/gpu_sweep.log" 2>&1
+echo "gpu_sweep rc=$? $(grep -E 'test cases' "$logs/gpu_sweep.log" | tail -n 1)"
+TUNER_GPU_MATRIX=fp8_ds_mla:4 timeout 60 build/tests/gpu_sparse_mla_decode \
+  -tce="every config*" >"$logs/corners.log" 2>&1
+echo "other cases rc=$? $(grep -E 'test cases' "$logs/corners.log" | tail -n 1)"
+l=$(left); matrix fp8_ds_mla:2 $((l / 3))
+l=$(left); matrix bf16:1 $((l / 2 - 5))
+l=$(left); matrix fp8_ds_mla:1 $((l - 20))
+tar -C "$out" -czf "$out/s12.tgz" s12
+cat "$logs/spread.txt"
+rm -rf "$logs"
