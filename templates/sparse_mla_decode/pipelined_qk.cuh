@@ -104,8 +104,8 @@ __device__ __forceinline__ void quantize_q_group(uint2 bits, unsigned char* dst,
   float rounded[4];
   ptx::e4m3x4_to_floats(hi, rounded);
   *reinterpret_cast<unsigned*>(dst) = hi;
-  *reinterpret_cast<unsigned*>(dst + smla::kPipelinedQResidualOffset) = ptx::pack_e4m3x4(
-      x[0] - rounded[0], x[1] - rounded[1], x[2] - rounded[2], x[3] - rounded[3]);
+  *reinterpret_cast<unsigned*>(dst + smla::kPipelinedQResidualOffset) =
+      ptx::pack_e4m3x4(x[0] - rounded[0], x[1] - rounded[1], x[2] - rounded[2], x[3] - rounded[3]);
   if (lane == 0) *scale = amax / 448.f;
 }
 
@@ -133,8 +133,8 @@ __device__ __forceinline__ void prepare_q_fp8(const smla::SplitParams& p,
     const int i = static_cast<int>(threadIdx.x) + k * NUM_THREADS;
     rope[k] = make_uint4(0, 0, 0, 0);
     if (i < BLOCK_H * kRopeUnits && first_head + i / kRopeUnits < p.n_local_heads) {
-      rope[k] = q_source(p, batch_item, first_head + i / kRopeUnits)[smla::kLatentDim * 2 / 16 +
-                                                                      i % kRopeUnits];
+      rope[k] = q_source(p, batch_item,
+                         first_head + i / kRopeUnits)[smla::kLatentDim * 2 / 16 + i % kRopeUnits];
     }
   }
   float* q_scale = reinterpret_cast<float*>(smem + layout.q_scale_offset);
@@ -146,8 +146,9 @@ __device__ __forceinline__ void prepare_q_fp8(const smla::SplitParams& p,
       const int row = item / smla::kNumGroups;
       bits[k] = make_uint2(0, 0);
       if (item < kItems && first_head + row < p.n_local_heads) {
-        bits[k] = reinterpret_cast<const uint2*>(q_source(p, batch_item, first_head + row))
-            [(item % smla::kNumGroups * smla::kGroupDim + lane * 4) / 4];
+        bits[k] = reinterpret_cast<const uint2*>(
+            q_source(p, batch_item,
+                     first_head + row))[(item % smla::kNumGroups * smla::kGroupDim + lane * 4) / 4];
       }
     }
 #pragma unroll
@@ -156,10 +157,10 @@ __device__ __forceinline__ void prepare_q_fp8(const smla::SplitParams& p,
       if (item >= kItems) continue;
       const int row = item / smla::kNumGroups;
       const int group = item % smla::kNumGroups;
-      quantize_q_group(bits[k],
-                       smem + layout.q_offset + row * layout.q_row_stride +
-                           group * smla::kGroupDim + lane * 4,
-                       q_scale + row * smla::kNumGroups + group, lane);
+      quantize_q_group(
+          bits[k],
+          smem + layout.q_offset + row * layout.q_row_stride + group * smla::kGroupDim + lane * 4,
+          q_scale + row * smla::kNumGroups + group, lane);
     }
   }
 #pragma unroll
