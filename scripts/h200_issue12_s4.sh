@@ -2,16 +2,17 @@
 # Issue 12, fourth round, on the H200 (~5 min of device time for `all`): the batch search (with
 # 377cd45: every launch-time variant of the kernel nearest a neighbour's best) against its
 # targets, with regrets that compare two full-protocol timings of one run.
-#   main     the default sweep (51 cudagraph sizes and the wave edges) with a fresh cubin cache
+#   main     the default sweep (51 cudagraph sizes, 3, 5, 6, 7 and the wave and cluster edges) with a fresh cubin cache
 #            (cold, target < 120 s; its wall split: plan, worker compile/load, verify, timing = screens + full
 #            protocol, search), then the same command again (warm, nothing changed: < 5 s)
-#   search   an oracle at 14 batches (the 11 old defaults, 256, and 136 / 272 just past the waves
-#            of 132 SMs): every config screened (6 replays, nothing skipped), then its 4 fastest
+#   search   an oracle at 16 batches (the 11 old defaults, 3 and 6 (tuned since the twelfth
+#            session), 256, and 136 / 272 just past the waves of 132 SMs): every config screened (6 replays, nothing skipped), then its 4 fastest
 #            screens, the default and the searched winner (--also-time, from `regret.py also-time
 #            search`) timed in full in interleaved rounds; scripts/regret.py search compares the
 #            two full-protocol medians (target <= 2 % at every batch). The screens' regret
 #            (--protocol first-pass, the s3 figure) is printed beside it.
-#   bucket   the same oracle at 21 batches the sweep did not tune, the lookup's config timed in
+#   bucket   the same oracle at 21 batches the sweep did not tune (3, 5, 6, 7 left the list when
+#            the default set took every batch 1-8; 10, 13, 18, 25 took their places), the lookup's config timed in
 #            full; scripts/regret.py bucket (target <= 3 %)
 #   tests    (not in `all`: a separate call) TUNER_REQUIRE_GPU=1 gpu_sweep and gpu_measure
 # Usage: scripts/h200_issue12_s4.sh [BUILD_DIR] [all|main|search|bucket|tests]
@@ -55,12 +56,12 @@ regret() {
 }
 
 run_search() {
-  oracle search 250 1,2,4,8,16,32,48,64,80,96,128,136,256,272
-  regret search 2 14
+  oracle search 250 1,2,3,4,6,8,16,32,48,64,80,96,128,136,256,272
+  regret search 2 16
 }
 
 run_bucket() {
-  oracle bucket 330 3,5,6,7,9,12,20,28,37,44,50,60,76,100,130,150,201,260,300,401,500
+  oracle bucket 330 9,10,12,13,18,20,25,28,37,44,50,60,76,100,130,150,201,260,300,401,500
   regret bucket 3 20
 }
 

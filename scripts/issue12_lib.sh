@@ -36,7 +36,7 @@ run_main() {
   local cold=$last_s
   sweep warm 60 --db "$db"
   local warm=$last_s
-  table+=("cold sweep, 51 sizes + wave edges, fresh cache: ${cold} s (target < 120)")
+  table+=("cold sweep, the default batch set, fresh cache: ${cold} s (target < 120)")
   table+=("  $(grep '^time:' "$work/cold.log")")
   table+=("  $(grep '^protocol:' "$work/cold.log")")
   table+=("  $(grep '^run ' "$work/cold.log" | cut -c1-110)")

@@ -56,5 +56,5 @@ TEST_CASE("wave edges: the family's 'waves' set reads the shape's local heads") 
   REQUIRE(static_cast<bool>(family.wave_edge_batches));
   const tuner::Shape shape = canonical_shape(Shape{});  // 64 heads / TP 4: 16 local heads
   CHECK(family.wave_edge_batches(shape, 132, 512) == std::vector<int>{132, 264, 396});
-  CHECK(family.default_batches == "cudagraph,waves,clusters");
+  CHECK(family.default_batches == "1-8,cudagraph,waves,clusters");
 }

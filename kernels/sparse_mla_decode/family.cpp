@@ -236,8 +236,10 @@ Family make_family() {
   // Decode runs inside CUDA graphs captured at every one of the serving stack's sizes; eager
   // batches take the bucket rule, which must cross neither a wave edge nor a cluster edge (on the
   // H200 the cluster edges cut the worst bucket regret from 15.4 % to 8.2 %: BENCHMARKS.md
-  // section 9).
-  f.default_batches = "cudagraph,waves,clusters";
+  // section 9). Below 8 every batch is tuned: one row more or less moves the split count by up to
+  // 2x there, and the bucket rule gave batch 3 batch 4's winner (BLOCK_T 32), 3.2 % slower than
+  // batch 3's own in two calls of the eleventh session.
+  f.default_batches = "1-8,cudagraph,waves,clusters";
   f.wave_edge_batches = &wave_edges;
   f.cluster_edge_batches = &cluster_edges;
   f.launch_identity = &launch_identity;
