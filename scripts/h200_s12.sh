@@ -27,12 +27,14 @@ matrix() {  # matrix PART LIMIT_S: one (format:TP) part of gpu_sparse_mla_decode
 
 ROUNDS=${ROUNDS:-3} OUT=$logs timeout 150 bash scripts/h200_spread_probe.sh >"$logs/spread.txt" 2>&1
 echo "spread probe rc=$? at $(($(date +%s) - began)) s"
-# One launch shape at every batch: 256 CTAs of BLOCK_T 64, so a CTA runs 2, 4, ..., 32 tiles at
-# batch 16, 32, ..., 256; the slope is the cost of a tile in steady state, the intercept the
-# launch's fixed cost (the start, the last tile, the merge), for merge 1 and 2.
+# One launch shape at every batch: 256 CTAs of BLOCK_T 64 (2 per SM), so a CTA runs 2, 4, ..., 32
+# tiles at batch 16, 32, ..., 256; the slope is the cost of a tile in steady state, the intercept
+# the launch's fixed cost (the start, the last tile, the merge), for merge 1 and 2; and 128 CTAs
+# (1 per SM, 4 ... 64 tiles): if a tile costs a lone CTA nearly what it costs two CTAs sharing an
+# SM, the consumers' latency, not memory, sets the pace.
 where="block_h=16,block_t=64,num_stages=2,kv_unpack=0,ctas_per_sm=1,mma_path=1,num_warps=4"
-timeout 60 build/tuner/tuner bench --batches 16,32,64,128,256 --no-default --best-per merge \
-  --where "$where,producers=2,merge=1|2,target_ctas=256,schedule=0" >"$logs/tiles.log" 2>&1
+timeout 60 build/tuner/tuner bench --batches 16,32,64,128,256 --no-default --best-per merge,target_ctas \
+  --where "$where,producers=2,merge=1|2,target_ctas=128|256,schedule=0" >"$logs/tiles.log" 2>&1
 echo "tiles per CTA rc=$?"
 timeout 150 build/tests/gpu_sweep >"$logs/gpu_sweep.log" 2>&1
 echo "gpu_sweep rc=$? $(grep -E 'test cases' "$logs/gpu_sweep.log" | tail -n 1)"
