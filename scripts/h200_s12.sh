@@ -46,5 +46,5 @@ l=$(left); matrix bf16:1 $((l / 2 - 5))
 l=$(left); matrix fp8_ds_mla:1 $((l - 20))
 tar -C "$out" -czf "$out/s12.tgz" s12
 cat "$logs/spread.txt"
-grep -E "best of merge" "$logs/tiles.log" | awk '{print "tiles:", $1, $11, $13}'
+grep -E "best of merge" "$logs/tiles.log" | awk '{print "tiles:", $1, $10, $11, $13}'
 rm -rf "$logs"
