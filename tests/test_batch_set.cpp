@@ -78,3 +78,12 @@ TEST_CASE("batch set: bad items are refused, naming --batches and the forms") {
   CHECK_THROWS_WITH_AS(parse_batch_set("cudagraph", 0), doctest::Contains("--max-batch"),
                        InputError);
 }
+
+TEST_CASE("batch set: --max-batch caps a family default's listed batches, not a user's list") {
+  const tuner::BatchSet capped = tuner::parse_default_batch_set("1-8,cudagraph,waves", 4);
+  CHECK(capped.batches == std::vector<int>{1, 2, 3, 4});
+  CHECK(capped.wave_edges);
+  CHECK(tuner::parse_default_batch_set("1-8,cudagraph", 512).batches.size() ==
+        51 + 4);  // 3, 5, 6, 7
+  CHECK(parse_batch_set("1-8,cudagraph", 4).batches == std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8});
+}

@@ -107,4 +107,10 @@ BatchSet parse_batch_set(const std::string& text, int max_batch) {
   return set;
 }
 
+BatchSet parse_default_batch_set(const std::string& text, int max_batch) {
+  BatchSet set = parse_batch_set(text, max_batch);
+  std::erase_if(set.batches, [&](int batch) { return batch > max_batch; });
+  return set;
+}
+
 }  // namespace tuner

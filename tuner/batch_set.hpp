@@ -26,6 +26,11 @@ struct BatchSet {
 // Throws InputError naming --batches and the form.
 BatchSet parse_batch_set(const std::string& text, int max_batch);
 
+// A family's default `--batches` text (Family::default_batches): as parse_batch_set, then no batch
+// above max_batch, so that --max-batch caps the batches the default lists (sparse MLA decode:
+// 1-8) as it caps the named sets. Batches a user lists are kept as given.
+BatchSet parse_default_batch_set(const std::string& text, int max_batch);
+
 // The union of two batch lists, sorted, without repeats.
 std::vector<int> merged_batches(std::vector<int> batches, const std::vector<int>& more);
 

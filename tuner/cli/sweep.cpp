@@ -156,7 +156,8 @@ void add_sweep_options(po::options_description& options, SweepText& text, SweepR
       "batch the winner of a grid one wave larger) and/or 'clusters' (the last batches whose "
       "cluster launches fit one wave of clusters on this GPU)")(
       "max-batch", po::value(&text.max_batch)->default_value(text.max_batch),
-      "the largest batch of 'cudagraph', 'waves' and 'clusters' (the family's default maximum)")(
+      "the largest batch of 'cudagraph', 'waves', 'clusters' and the family's default set (the "
+      "family's default maximum)")(
       "exhaustive", po::bool_switch(&request.exhaustive),
       "measure and verify every config at every batch (no batch search)")(
       "search-anchors", po::value(&text.anchors)->default_value(text.anchors),
@@ -231,7 +232,9 @@ int run_sweep(const Args& args) {
   const Problem parsed = parse_problem(problem);
   request.family = parsed.family;
   request.shape = parsed.shape;
-  const BatchSet batches = parse_batch_set(text.batches, text.max_batch);
+  const BatchSet batches = text.batches == problem.family->default_batches
+                               ? parse_default_batch_set(text.batches, text.max_batch)
+                               : parse_batch_set(text.batches, text.max_batch);
   request.batches = batches.batches;
   request.wave_edge_batches = batches.wave_edges;
   request.cluster_edge_batches = batches.cluster_edges;
