@@ -27,7 +27,7 @@ struct BatchSet {
 BatchSet parse_batch_set(const std::string& text, int max_batch);
 
 // A family's default `--batches` text (Family::default_batches): as parse_batch_set, then no batch
-// above max_batch, so that --max-batch caps the batches the default lists (sparse MLA decode:
+// above max_batch, so that --max-batch caps the batches the default lists (e.g. a range
 // 1-8) as it caps the named sets. Batches a user lists are kept as given.
 BatchSet parse_default_batch_set(const std::string& text, int max_batch);
 
