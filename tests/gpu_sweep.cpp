@@ -357,7 +357,12 @@ TEST_CASE("--batches waves: the GPU's wave edges are tuned; a family without the
   const tuner::test::CommandResult none = tuner::test::run_with_stderr(
       sweep_command(dir.path(), "--family fp8_gemm --batches waves --max-batch 512"));
   CHECK(none.exit_code == 2);
-  CHECK(none.output.find("--batches 'waves' names no batch") != std::string::npos);
+  // The message names the input, the GPU's family and the fix (tuner/sweep.cpp, run_sweep).
+  CHECK_MESSAGE(
+      none.output.find("--batches 'waves' / 'clusters' name no batch up to --max-batch "
+                       "512 on this GPU for fp8_gemm: add batches or raise --max-batch") !=
+          std::string::npos,
+      none.output);
   // Up to the SM count, sparse MLA decode with 16 local heads has one edge: the SM count itself.
   const int sm_count = tuner::cuda::device_info(0).sm_count;
   const tuner::test::CommandResult sweep =
