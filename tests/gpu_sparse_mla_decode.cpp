@@ -15,6 +15,9 @@
 #include <mutex>
 #include <numeric>
 #include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
@@ -27,6 +30,7 @@
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "kernels/sparse_mla_decode/verify.hpp"
 #include "templates/sparse_mla_decode/layout.h"
+#include "tests/support/matrix_selection.hpp"
 
 using namespace tuner;
 using namespace tuner::smla_family;
@@ -152,16 +156,6 @@ void record(Tally& tally, const Agreement& agreement, const std::string& label) 
   if (!ok) MESSAGE("FAIL " << label << ": " << describe(agreement));
 }
 
-// TUNER_GPU_MATRIX=bf16:2,bf16:1 runs only those (format:TP) parts of the matrix (to split it
-// over calls of a time-limited GPU machine); unset runs all of it.
-bool matrix_part_selected(KvFormat kv, int tp) {
-  const char* parts = std::getenv("TUNER_GPU_MATRIX");
-  if (parts == nullptr || *parts == '\0') return true;
-  const std::string part = std::string(to_string(kv)) + ":" + std::to_string(tp);
-  const std::string list = std::string(",") + parts + ",";
-  return list.find("," + part + ",") != std::string::npos;
-}
-
 // Runs every compiled config (x TARGET_CTAS) on one shape; inputs redrawn per compile key.
 Tally run_shape(const CompiledKeys& compiled, const Shape& shape, long long num_tokens,
                 std::uint64_t seed) {
@@ -238,7 +232,7 @@ TEST_CASE("every config that compiles and fits is correct on every shape") {
   int total_checks = 0;
   for (KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
     for (int tp : {4, 2, 1}) {
-      if (!matrix_part_selected(kv, tp)) continue;
+      if (!test::matrix_part_selected(kv, tp)) continue;
       Shape base;
       base.kv_format = kv;
       base.attn_tp = tp;
@@ -247,7 +241,7 @@ TEST_CASE("every config that compiles and fits is correct on every shape") {
       for (std::size_t i = 0; i < keys.size(); ++i) {
         if (!compiled.failures[i].empty()) MESSAGE("compile failed: " << compiled.failures[i]);
       }
-      for (int batch : {1, 7, 64, 128}) {
+      for (int batch : test::matrix_batches()) {
         for (int topk : {2048, 600, 5}) {
           Shape shape = base;
           shape.batch = batch;

@@ -1,0 +1,34 @@
+#pragma once
+// Which parts of gpu_sparse_mla_decode's correctness matrix a run takes, from the environment: a
+// time-limited GPU machine runs the matrix over several calls.
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/sparse_mla_decode/shape.hpp"
+
+namespace tuner::test {
+
+// TUNER_GPU_MATRIX=bf16:2,bf16:1 runs only those (format:TP) parts of the matrix (to split it
+// over calls of a time-limited GPU machine); unset runs all of it.
+inline bool matrix_part_selected(smla_family::KvFormat kv, int tp) {
+  const char* parts = std::getenv("TUNER_GPU_MATRIX");
+  if (parts == nullptr || *parts == '\0') return true;
+  const std::string part = std::string(to_string(kv)) + ":" + std::to_string(tp);
+  const std::string list = std::string(",") + parts + ",";
+  return list.find("," + part + ",") != std::string::npos;
+}
+
+// TUNER_GPU_MATRIX_BATCHES=64,128 runs only those of the matrix's batches (the rest of a part a
+// time limit cut short); unset runs {1, 7, 64, 128}.
+inline std::vector<int> matrix_batches() {
+  const char* listed = std::getenv("TUNER_GPU_MATRIX_BATCHES");
+  if (listed == nullptr || *listed == '\0') return {1, 7, 64, 128};
+  std::vector<int> batches;
+  std::stringstream items(listed);
+  for (std::string item; std::getline(items, item, ',');) batches.push_back(std::stoi(item));
+  return batches;
+}
+
+}  // namespace tuner::test
