@@ -242,7 +242,7 @@ TEST_CASE("every config that compiles and fits is correct on every shape") {
         if (!compiled.failures[i].empty()) MESSAGE("compile failed: " << compiled.failures[i]);
       }
       for (int batch : test::matrix_batches()) {
-        for (int topk : {2048, 600, 5}) {
+        for (int topk : test::matrix_topks()) {
           Shape shape = base;
           shape.batch = batch;
           shape.topk = topk;

@@ -20,15 +20,24 @@ inline bool matrix_part_selected(smla_family::KvFormat kv, int tp) {
   return list.find("," + part + ",") != std::string::npos;
 }
 
-// TUNER_GPU_MATRIX_BATCHES=64,128 runs only those of the matrix's batches (the rest of a part a
-// time limit cut short); unset runs {1, 7, 64, 128}.
-inline std::vector<int> matrix_batches() {
-  const char* listed = std::getenv("TUNER_GPU_MATRIX_BATCHES");
-  if (listed == nullptr || *listed == '\0') return {1, 7, 64, 128};
-  std::vector<int> batches;
+// The comma-separated numbers of the environment variable `name`, or `all` where it is unset.
+inline std::vector<int> listed_or(const char* name, std::vector<int> all) {
+  const char* listed = std::getenv(name);
+  if (listed == nullptr || *listed == '\0') return all;
+  std::vector<int> values;
   std::stringstream items(listed);
-  for (std::string item; std::getline(items, item, ',');) batches.push_back(std::stoi(item));
-  return batches;
+  for (std::string item; std::getline(items, item, ',');) values.push_back(std::stoi(item));
+  return values;
+}
+
+// TUNER_GPU_MATRIX_BATCHES=64,128 runs only those of the matrix's batches (the rest of a part a
+// time limit cut short; a batch listed twice runs twice: a moving error is a race); unset runs
+// {1, 7, 64, 128}. TUNER_GPU_MATRIX_TOPKS likewise for {2048, 600, 5}.
+inline std::vector<int> matrix_batches() {
+  return listed_or("TUNER_GPU_MATRIX_BATCHES", {1, 7, 64, 128});
+}
+inline std::vector<int> matrix_topks() {
+  return listed_or("TUNER_GPU_MATRIX_TOPKS", {2048, 600, 5});
 }
 
 }  // namespace tuner::test
