@@ -31,24 +31,18 @@
 #include "kernels/sparse_mla_decode/verify.hpp"
 #include "templates/sparse_mla_decode/layout.h"
 #include "tests/support/matrix_selection.hpp"
+#include "tests/support/smla_gpu.hpp"
 
 using namespace tuner;
 using namespace tuner::smla_family;
+using tuner::test::compile_all;
+using tuner::test::compile_keys_for;
+using tuner::test::CompiledKeys;
+using tuner::test::gpu;
+using tuner::test::Gpu;
+using tuner::test::kTargets;
+using tuner::test::max_splits_for;
 namespace {
-
-struct Gpu {
-  cuda::DeviceInfo info = cuda::device_info(0);
-  cuda::Context context{0};
-  int smem_optin = cuda::device_attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0);
-  UtilityKernels utility = load_utility_kernels(info.arch_sm());
-  cuda::Stream stream;
-};
-
-Gpu& gpu() {
-  static Gpu instance;
-  instance.context.make_current();
-  return instance;
-}
 
 std::FILE* check_log() {
   static std::FILE* file = [] {
@@ -81,59 +75,6 @@ HostInputs host_inputs(const DeviceProblem& problem) {
     index = it->second;
   }
   return inputs;
-}
-
-// Every compile key of the family's space (TARGET_CTAS and merge are launch-only; run_shape sets
-// both per launch) that this shape allows and the device's shared memory holds.
-std::vector<KernelConfig> compile_keys_for(const Shape& shape, int smem_optin) {
-  std::vector<KernelConfig> keys;
-  for (const Config& config : cross_product(parameter_space())) {
-    const KernelConfig typed = from_config(config);
-    if (typed.target_ctas != default_config().target_ctas || typed.merge != 0) continue;
-    // A launch bound of 2-3 CTAs per SM changes only the register allocation of the same source:
-    // checked at 2 stages (the measured ones), not tripling the matrix.
-    if (typed.ctas_per_sm != 1 && typed.num_stages != 2) continue;
-    if (!shape_mismatch(typed, shape).empty()) continue;
-    if (static_budget(typed, shape.kv_format).smem_bytes_per_block > smem_optin) continue;
-    keys.push_back(typed);
-  }
-  return keys;
-}
-
-struct CompiledKeys {
-  std::vector<KernelConfig> configs;
-  std::vector<std::unique_ptr<CompileResult>> results;
-  std::vector<std::string> failures;
-};
-
-CompiledKeys compile_all(const std::vector<KernelConfig>& configs, KvFormat kv, int arch_sm) {
-  CompiledKeys compiled;
-  compiled.configs = configs;
-  compiled.results.resize(configs.size());
-  compiled.failures.resize(configs.size());
-  parallel_for(configs.size(), 0, [&](std::size_t i) {
-    try {
-      compiled.results[i] =
-          std::make_unique<CompileResult>(compile(split_program(configs[i], kv, arch_sm)));
-    } catch (const NvrtcError& error) {
-      compiled.failures[i] = error.what();
-    }
-  });
-  return compiled;
-}
-
-// The fewest and the most CTAs the space asks for: one split at large batches, many at small ones.
-constexpr int kTargets[] = {128, 1024};
-
-int max_splits_for(const std::vector<KernelConfig>& configs, const Shape& shape) {
-  int max_splits = 1;
-  for (KernelConfig config : configs) {
-    for (int target : kTargets) {
-      config.target_ctas = target;
-      max_splits = std::max(max_splits, launch_geometry(config, shape).plan.num_splits);
-    }
-  }
-  return max_splits;
 }
 
 struct Tally {
