@@ -43,6 +43,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     }
     int ids[kRowsPerThread];
     unsigned bytes = 0;
+    bool zeroed = false;
     unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
     int* tokens = reinterpret_cast<int*>(smem + layout.token_offset) + stage * BLOCK_T;
 #pragma unroll
@@ -54,12 +55,16 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
       if (ids[k] >= 0) {
         bytes += kRowBytes;
       } else {
+        zeroed = true;
         for (unsigned offset = 0; offset < kRowBytes; offset += 16) {
           *reinterpret_cast<uint4*>(ring + row * layout.ring_row_stride + offset) =
               make_uint4(0, 0, 0, 0);
         }
       }
     }
+    // Zero rows written here by st.shared may take a bulk copy a ring cycle later: generic writes
+    // before async-proxy ones of the same thread need the proxy fence.
+    if (zeroed) ptx::fence_proxy_async_shared();
     ptx::mbarrier_arrive_expect_tx(&full[stage], bytes);
 #pragma unroll
     for (int k = 0; k < kRowsPerThread; ++k) {

@@ -252,6 +252,9 @@ __device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
   ptx::named_barrier_sync(1, kConsumerThreads);
   softmax_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, scores, ring, acc);
   if (PRODUCERS > 0) {
+    // Every lane's reads of the stage done before the producers may bulk-copy into it (the
+    // generic -> async proxy order of a write after read; see ptx::fence_proxy_async_shared).
+    ptx::fence_proxy_async_shared();
     __syncwarp();
     if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&empty[stage]);
   }
