@@ -79,11 +79,11 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* shared_dst, const void
       : "memory");
 }
 
-// Orders this thread's earlier generic-proxy shared-memory accesses (ld.shared, ldmatrix, st.shared)
-// before later async-proxy ones (bulk copies) that a release (an mbarrier arrive) hands them to.
-// Without it ptxas may issue the arrive while the thread's last ldmatrix of the stage is still in
-// flight: seen in the sm_90 build of the pipelined kernel at ctas_per_sm 2 (BENCHMARKS.md section
-// 7, thirteenth session), whose results moved between launches on the H200.
+// Orders this thread's earlier generic-proxy shared-memory accesses (ld.shared, ldmatrix,
+// st.shared) before later async-proxy ones (bulk copies) that a release (an mbarrier arrive) hands
+// them to. Without it ptxas may issue the arrive while the thread's last ldmatrix of the stage is
+// still in flight: seen in the sm_90 build of the pipelined kernel at ctas_per_sm 2 (BENCHMARKS.md
+// section 7, thirteenth session), whose results moved between launches on the H200.
 __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
