@@ -5,12 +5,7 @@
 # and warm, the search oracle at 14 batches, the bucket oracle at 21), `tuner report` of that
 # sweep, then, if time is left, Nsight Compute on schedule 0 against 1 (h200_s10_ncu.sh).
 # Usage: BUDGET_S=570 scripts/h200_s10.sh   (carry .devcarry; the issue 12 tables are printed last)
-set -u
-source scripts/device_env.sh >/dev/null
-source scripts/device_build_link.sh >/dev/null
-export TUNER_REQUIRE_GPU=1
-out=${OUT:-/tmp/tuner-out}
-began=$(date +%s)
+source scripts/device_call_env.sh
 elapsed() { echo $(($(date +%s) - began)); }
 build/tests/gpu_cuda_driver >"$out/gpu_cuda_driver.log" 2>&1
 echo "gpu_cuda_driver rc=$? $(grep -E 'test cases' "$out/gpu_cuda_driver.log" | tail -n 1)"

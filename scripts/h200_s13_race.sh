@@ -4,12 +4,7 @@
 # (tree bfe9dc1) gave 2.08e-3. One line per check (TUNER_GPU_LOG) finds the configs; the row runs
 # twice in one process (a moving error is a race), then the 16-head row at batch 64 the same way.
 # Usage: scripts/h200_s13_race.sh   (carry .devcarry; logs in $OUT)
-set -u
-source scripts/device_env.sh >/dev/null
-source scripts/device_build_link.sh >/dev/null
-export TUNER_REQUIRE_GPU=1
-out=${OUT:-/tmp/tuner-out}
-began=$(date +%s)
+source scripts/device_call_env.sh
 for part in fp8_ds_mla:2 fp8_ds_mla:4; do
   name=${part//:/_}
   TUNER_GPU_MATRIX=$part TUNER_GPU_MATRIX_BATCHES=64,64 TUNER_GPU_MATRIX_TOPKS=2048 \

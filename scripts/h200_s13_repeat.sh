@@ -3,12 +3,7 @@
 # 64, topk 2048, launched 1 + TUNER_GPU_REPEATS times on the same inputs (gpu_sparse_mla_repeat):
 # a variant whose bits move is racing. Then the bf16 32-head part if time is left.
 # Usage: LIMIT_S=... scripts/h200_s13_repeat.sh   (carry .devcarry; logs in $OUT)
-set -u
-source scripts/device_env.sh >/dev/null
-source scripts/device_build_link.sh >/dev/null
-export TUNER_REQUIRE_GPU=1
-out=${OUT:-/tmp/tuner-out}
-began=$(date +%s)
+source scripts/device_call_env.sh
 for part in fp8_ds_mla:2 fp8_ds_mla:4 bf16:2; do
   name=${part//:/_}
   left=$((${LIMIT_S:-420} - $(date +%s) + began))

@@ -8,15 +8,10 @@
 #      old/new/old/new at batches 1-512 (the fence waits for a warp's loads before each stage
 #      release: predicted under 1 %).
 # Usage: BUDGET_S=560 scripts/h200_s14.sh a|b   (carry .devcarry; logs in $OUT/s14_PART)
-set -u
 part=${1:?usage: scripts/h200_s14.sh a|b}
-source scripts/device_env.sh >/dev/null
-source scripts/device_build_link.sh >/dev/null
-export TUNER_REQUIRE_GPU=1
-out=${OUT:-/tmp/tuner-out}
+source scripts/device_call_env.sh
 logs=$out/s14_$part
 mkdir -p "$logs"
-began=$(date +%s)
 left() { echo $((${BUDGET_S:-560} - $(date +%s) + began)); }
 
 repeat() {  # repeat PART REPEATS

@@ -35,8 +35,6 @@
 
 using namespace tuner;
 using namespace tuner::smla_family;
-using tuner::test::compile_all;
-using tuner::test::compile_keys_for;
 using tuner::test::CompiledKeys;
 using tuner::test::gpu;
 using tuner::test::Gpu;
@@ -166,40 +164,30 @@ TEST_CASE("the GPU reference agrees with the CPU fp64 reference") {
 }
 
 TEST_CASE("every config that compiles and fits is correct on every shape") {
-  Gpu& device = gpu();
-  const int arch = device.info.arch_sm();
   std::printf("%-10s %5s %5s %5s %8s %8s %10s %10s\n", "kv", "heads", "batch", "topk", "checks",
               "failed", "max_out", "max_lse");
   int total_checks = 0;
-  for (KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
-    for (int tp : {4, 2, 1}) {
-      if (!test::matrix_part_selected(kv, tp)) continue;
-      Shape base;
-      base.kv_format = kv;
-      base.attn_tp = tp;
-      const std::vector<KernelConfig> keys = compile_keys_for(base, device.smem_optin);
-      const CompiledKeys compiled = compile_all(keys, kv, arch);
-      for (std::size_t i = 0; i < keys.size(); ++i) {
-        if (!compiled.failures[i].empty()) MESSAGE("compile failed: " << compiled.failures[i]);
-      }
-      for (int batch : test::matrix_batches()) {
-        for (int topk : test::matrix_topks()) {
-          Shape shape = base;
-          shape.batch = batch;
-          shape.topk = topk;
-          const Tally tally =
-              run_shape(compiled, shape, 1 << 18, static_cast<std::uint64_t>(batch * 7919 + topk));
-          std::printf("%-10s %5d %5d %5d %8d %8d %10.2e %10.2e\n",
-                      std::string(to_string(kv)).c_str(), shape.n_local_heads(), batch, topk,
-                      tally.checks, tally.failures, tally.worst_out, tally.worst_lse);
-          std::fflush(stdout);
-          total_checks += tally.checks;
-          CHECK(tally.checks > 0);
-          CHECK(tally.failures == 0);
-        }
+  test::for_each_selected_part([&](const Shape& base, const CompiledKeys& compiled) {
+    for (const std::string& failure : compiled.failures) {
+      if (!failure.empty()) MESSAGE("compile failed: " << failure);
+    }
+    for (int batch : test::matrix_batches()) {
+      for (int topk : test::matrix_topks()) {
+        Shape shape = base;
+        shape.batch = batch;
+        shape.topk = topk;
+        const Tally tally =
+            run_shape(compiled, shape, 1 << 18, static_cast<std::uint64_t>(batch * 7919 + topk));
+        std::printf("%-10s %5d %5d %5d %8d %8d %10.2e %10.2e\n",
+                    std::string(to_string(base.kv_format)).c_str(), shape.n_local_heads(), batch,
+                    topk, tally.checks, tally.failures, tally.worst_out, tally.worst_lse);
+        std::fflush(stdout);
+        total_checks += tally.checks;
+        CHECK(tally.checks > 0);
+        CHECK(tally.failures == 0);
       }
     }
-  }
+  });
   MESSAGE("checks run: " << total_checks);
 }
 

@@ -13,6 +13,7 @@
 #include "kernels/sparse_mla_decode/launch.hpp"
 #include "kernels/sparse_mla_decode/resources.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
+#include "tests/support/matrix_selection.hpp"
 
 namespace tuner::test {
 
@@ -84,6 +85,23 @@ inline int max_splits_for(const std::vector<KernelConfig>& configs, const Shape&
     }
   }
   return max_splits;
+}
+
+// Calls f(base, compiled) for each (KV format, TP) part of the matrix that TUNER_GPU_MATRIX
+// selects: `base` the part's shape, `compiled` the space's keys that it allows, compiled for this
+// GPU.
+template <typename F>
+void for_each_selected_part(F&& f) {
+  Gpu& device = gpu();
+  for (KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
+    for (int tp : {4, 2, 1}) {
+      if (!matrix_part_selected(kv, tp)) continue;
+      Shape base;
+      base.kv_format = kv;
+      base.attn_tp = tp;
+      f(base, compile_all(compile_keys_for(base, device.smem_optin), kv, device.info.arch_sm()));
+    }
+  }
 }
 
 }  // namespace tuner::test
