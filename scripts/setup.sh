@@ -40,3 +40,5 @@ if [ ! -x /usr/local/cuda/bin/nvcc ] && [ ! -e /usr/local/cuda/include/nvrtc.h ]
 fi
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCUDAToolkit_ROOT=/usr/local/cuda
 cmake --build "$build_dir" -j"$(nproc)"
+# nvdisasm for test_sass_stage_release (best effort: offline, that test reports itself skipped).
+bash scripts/fetch_nvdisasm.sh "$build_dir"

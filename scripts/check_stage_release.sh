@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# test_sass_stage_release: compiles pipelined sparse MLA split kernels with the tuner's NVRTC path
+# (smla_cubin) and checks their SASS (scripts/sass_stage_release.py) for a consumer's ring-stage
+# release issued while its last shared-memory load of the stage is still in flight. Each config
+# below had such a release before the fence of 4eda912 (docs/device-logs/s13/
+# cpu_sass_stage_release_scan.txt); the first is the one whose results moved on the H200. The
+# check reads the compiler's output, not the kernel's source, so it fails if the fence goes.
+# Exits 77 (CTest: skipped) without nvdisasm (scripts/fetch_nvdisasm.sh).
+# Usage: scripts/check_stage_release.sh SMLA_CUBIN NVDISASM
+set -uo pipefail
+cd "$(dirname "$0")/.."
+smla_cubin=$1
+nvdisasm=$2
+if [ ! -x "$nvdisasm" ]; then
+  echo "SKIPPED: no nvdisasm at $nvdisasm; scripts/fetch_nvdisasm.sh fetches it"
+  exit 77
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# BLOCK_T BLOCK_H NUM_WARPS NUM_STAGES MMA_PATH PRODUCERS KV_UNPACK CTAS_PER_SM SCHEDULE KV ARCH
+configs=(
+  "32 16 4 2 2 2 0 2 1 fp8_ds_mla 90"
+  "64 16 4 2 1 2 0 1 1 fp8_ds_mla 90"
+  "64 16 8 2 1 2 0 1 0 fp8_ds_mla 90"
+  "64 16 4 2 1 2 0 1 0 fp8_ds_mla 120"
+  "32 16 4 2 2 1 0 1 0 fp8_ds_mla 120"
+  "32 32 4 2 2 2 0 1 0 fp8_ds_mla 120"
+)
+failed=0
+for config in "${configs[@]}"; do
+  if ! "$smla_cubin" $config "$work/k.cubin" >"$work/ptxas.txt" 2>&1; then
+    echo "FAIL $config: did not compile"; cat "$work/ptxas.txt"; failed=1; continue
+  fi
+  if ! "$nvdisasm" -c -hex "$work/k.cubin" >"$work/k.sass" 2>"$work/err.txt"; then
+    echo "FAIL $config: nvdisasm: $(cat "$work/err.txt")"; failed=1; continue
+  fi
+  grep -q "SYNCS.ARRIVE" "$work/k.sass" || { echo "FAIL $config: no mbarrier arrive in SASS"; failed=1; continue; }
+  if report=$(python3 scripts/sass_stage_release.py <"$work/k.sass"); then
+    echo "ok   $config: ${report##*$'\n'}"
+  else
+    echo "FAIL $config:"; echo "$report"; failed=1
+  fi
+done
+exit $failed
