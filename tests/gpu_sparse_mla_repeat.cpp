@@ -20,6 +20,7 @@
 
 #include "kernels/sparse_mla_decode/device_inputs.hpp"
 #include "kernels/sparse_mla_decode/verify.hpp"
+#include "templates/sparse_mla_decode/layout.h"
 #include "tests/support/matrix_selection.hpp"
 #include "tests/support/smla_gpu.hpp"
 
@@ -32,17 +33,43 @@ struct Moved {
   int launches = 0;       // repeats whose out or lse differs from the first launch's in any bit
   long long values = 0;   // values that differed, over those launches
   double max_diff = 0.0;  // the largest |difference| among finite values
+  // Bit c: an out value moved whose latent dim mod 128 lies in [16c, 16c + 16). A consumer warp of
+  // 4 owns one 128-dim group and reads V 16 dims per ldmatrix: which reads lost the race.
+  unsigned dim_chunks = 0;
+  bool lse_moved = false;
 };
 
-void count_moved(const std::vector<float>& first, const std::vector<float>& again, Moved& moved,
-                 bool& differs) {
+// Counts the values of `again` whose bits differ from `first`'s; `dims` is the row length of an
+// out buffer (kLatentDim) or 0 for lse.
+bool count_moved(const std::vector<float>& first, const std::vector<float>& again, int dims,
+                 Moved& moved) {
+  bool differs = false;
   for (std::size_t k = 0; k < first.size(); ++k) {
     if (std::bit_cast<std::uint32_t>(first[k]) == std::bit_cast<std::uint32_t>(again[k])) continue;
     differs = true;
     ++moved.values;
     const double diff = std::fabs(static_cast<double>(first[k]) - static_cast<double>(again[k]));
     if (std::isfinite(diff)) moved.max_diff = std::max(moved.max_diff, diff);
+    if (dims == 0) {
+      moved.lse_moved = true;
+    } else {
+      moved.dim_chunks |= 1u << (k % static_cast<std::size_t>(dims) % 128 / 16);
+    }
   }
+  return differs;
+}
+
+// "112-127" for the chunks of dim_chunks, "lse" when an lse moved.
+std::string where_moved(const Moved& moved) {
+  std::string text;
+  for (int chunk = 0; chunk < 8; ++chunk) {
+    if ((moved.dim_chunks >> chunk & 1u) == 0) continue;
+    if (!text.empty()) text.push_back(',');
+    text.append(std::to_string(chunk * 16)).push_back('-');
+    text.append(std::to_string(chunk * 16 + 15));
+  }
+  if (moved.lse_moved) text.append(text.empty() ? "lse" : ",lse");
+  return text;
 }
 
 // Launches `kernels` at `geometry` 1 + repeats times on the problem's index set 0 and counts the
@@ -59,10 +86,9 @@ Moved launch_repeatedly(const DecodeKernels& kernels, const LaunchGeometry& geom
   Moved moved;
   for (int r = 0; r < repeats; ++r) {
     const DeviceOutputs again = run_once();
-    bool differs = false;
-    count_moved(first.out, again.out, moved, differs);
-    count_moved(first.lse, again.lse, moved, differs);
-    if (differs) ++moved.launches;
+    const bool out_moved = count_moved(first.out, again.out, smla::kLatentDim, moved);
+    const bool lse_moved = count_moved(first.lse, again.lse, 0, moved);
+    if (out_moved || lse_moved) ++moved.launches;
   }
   return moved;
 }
@@ -108,10 +134,12 @@ int moving_variants(const test::CompiledKeys& compiled, const Shape& shape, int 
           describe(to_config(kernels.config)) + " heads=" + std::to_string(shape.n_local_heads()) +
           " batch=" + std::to_string(shape.batch) + " topk=" + std::to_string(shape.topk);
       MESSAGE("MOVED " << label << ": " << moved.launches << " of " << repeats << " repeats, "
-                       << moved.values << " values, max |diff| " << moved.max_diff);
+                       << moved.values << " values, max |diff| " << moved.max_diff
+                       << ", dims mod 128: " << where_moved(moved));
       if (std::FILE* log = moved_log()) {
-        std::fprintf(log, "MOVED %s launches=%d values=%lld max_diff=%.3e\n", label.c_str(),
-                     moved.launches, moved.values, moved.max_diff);
+        std::fprintf(log, "MOVED %s launches=%d values=%lld max_diff=%.3e where=%s\n",
+                     label.c_str(), moved.launches, moved.values, moved.max_diff,
+                     where_moved(moved).c_str());
         std::fflush(log);
       }
     }
