@@ -34,7 +34,9 @@ for config in "${configs[@]}"; do
   if ! "$nvdisasm" -c -hex "$work/k.cubin" >"$work/k.sass" 2>"$work/err.txt"; then
     echo "FAIL $config: nvdisasm: $(cat "$work/err.txt")"; failed=1; continue
   fi
-  grep -q "SYNCS.ARRIVE" "$work/k.sass" || { echo "FAIL $config: no mbarrier arrive in SASS"; failed=1; continue; }
+  if ! grep -q "SYNCS.ARRIVE" "$work/k.sass"; then
+    echo "FAIL $config: no mbarrier arrive in its SASS"; failed=1; continue
+  fi
   if report=$(python3 scripts/sass_stage_release.py <"$work/k.sass"); then
     echo "ok   $config: ${report##*$'\n'}"
   else

@@ -38,7 +38,6 @@ using namespace tuner::smla_family;
 using tuner::test::CompiledKeys;
 using tuner::test::gpu;
 using tuner::test::Gpu;
-using tuner::test::kTargets;
 using tuner::test::max_splits_for;
 namespace {
 
@@ -114,11 +113,8 @@ Tally run_shape(const CompiledKeys& compiled, const Shape& shape, long long num_
     const DeviceOutputs ref = download_reference(problem);
     const std::vector<double> ref_out(ref.out.begin(), ref.out.end());
     const std::vector<double> ref_lse(ref.lse.begin(), ref.lse.end());
-    // merge 0 with the fewest CTAs, merge 1 with the most splits (every combine chunk count), merge
-    // 2 on pipelined kernels at TARGET_CTAS 256 (clusters of 2-8, 5 at topk 600, none at topk 5).
-    for (int t = 0; t < (compiled.configs[i].mma_path != 0 ? 3 : 2); ++t) {
-      kernels.config.target_ctas = t < 2 ? kTargets[t] : 256;
-      kernels.config.merge = t;
+    for (int t = 0; t < test::launch_variants(compiled.configs[i]); ++t) {
+      kernels.config = test::launch_variant(compiled.configs[i], t);
       const LaunchGeometry geometry = launch_geometry(kernels.config, shape);
       poison_outputs(problem, device.stream.get());
       launch_decode(kernels, geometry, problem, 0, device.stream.get());

@@ -123,9 +123,8 @@ int moving_variants(const test::CompiledKeys& compiled, const Shape& shape, int 
     DecodeKernels kernels =
         load_decode_kernels(*compiled.results[i], compiled.configs[i], shape.kv_format);
     redraw_inputs(device.utility, problem, seed * 1000 + i, device.stream.get());
-    for (int t = 0; t < (compiled.configs[i].mma_path != 0 ? 3 : 2); ++t) {
-      kernels.config.target_ctas = t < 2 ? test::kTargets[t] : 256;
-      kernels.config.merge = t;
+    for (int t = 0; t < test::launch_variants(compiled.configs[i]); ++t) {
+      kernels.config = test::launch_variant(compiled.configs[i], t);
       const LaunchGeometry geometry = launch_geometry(kernels.config, shape);
       const Moved moved = launch_repeatedly(kernels, geometry, problem, repeats, device.stream);
       if (moved.launches == 0) continue;

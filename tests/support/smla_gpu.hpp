@@ -76,6 +76,16 @@ inline CompiledKeys compile_all(const std::vector<KernelConfig>& configs, KvForm
 // The fewest and the most CTAs the space asks for: one split at large batches, many at small ones.
 inline constexpr int kTargets[] = {128, 1024};
 
+// The launch variants the GPU tests run per compiled key: merge 0 with the fewest CTAs, merge 1
+// with the most splits (every combine chunk count), and merge 2 on the pipelined kernels at 256
+// CTAs (clusters of 2-8, 5 at topk 600, none at topk 5).
+inline int launch_variants(const KernelConfig& key) { return key.mma_path != 0 ? 3 : 2; }
+inline KernelConfig launch_variant(KernelConfig key, int variant) {
+  key.target_ctas = variant < 2 ? kTargets[variant] : 256;
+  key.merge = variant;
+  return key;
+}
+
 inline int max_splits_for(const std::vector<KernelConfig>& configs, const Shape& shape) {
   int max_splits = 1;
   for (KernelConfig config : configs) {
