@@ -41,14 +41,6 @@ using tuner::test::Gpu;
 using tuner::test::max_splits_for;
 namespace {
 
-std::FILE* check_log() {
-  static std::FILE* file = [] {
-    const char* path = std::getenv("TUNER_GPU_LOG");
-    return path != nullptr ? std::fopen(path, "w") : nullptr;
-  }();
-  return file;
-}
-
 // Downloads q, index set 0 and only the KV rows it references (renumbered), for the CPU reference.
 HostInputs host_inputs(const DeviceProblem& problem) {
   const Shape& shape = problem.spec.shape;
@@ -87,7 +79,7 @@ void record(Tally& tally, const Agreement& agreement, const std::string& label) 
   tally.worst_lse = std::max(tally.worst_lse, agreement.lse_rel_error);
   const bool ok = agreement.passes(kOutTolerance, kLseTolerance);
   if (!ok) ++tally.failures;
-  if (std::FILE* log = check_log()) {
+  if (std::FILE* log = test::gpu_log()) {
     std::fprintf(log, "%s %s %s\n", ok ? "PASS" : "FAIL", label.c_str(),
                  describe(agreement).c_str());
   }

@@ -98,14 +98,6 @@ int repeats_from_env() {
   return text != nullptr && *text != '\0' ? std::stoi(text) : 8;
 }
 
-std::FILE* moved_log() {
-  static std::FILE* file = [] {
-    const char* path = std::getenv("TUNER_GPU_LOG");
-    return path != nullptr ? std::fopen(path, "w") : nullptr;
-  }();
-  return file;
-}
-
 // Every launch variant of gpu_sparse_mla_decode's matrix (merge 0 with the fewest CTAs, merge 1
 // with the most splits, merge 2 at 256 CTAs on the pipelined kernels) of every compiled key on one
 // shape; returns the variants that moved.
@@ -135,7 +127,7 @@ int moving_variants(const test::CompiledKeys& compiled, const Shape& shape, int 
       MESSAGE("MOVED " << label << ": " << moved.launches << " of " << repeats << " repeats, "
                        << moved.values << " values, max |diff| " << moved.max_diff
                        << ", dims mod 128: " << where_moved(moved));
-      if (std::FILE* log = moved_log()) {
+      if (std::FILE* log = test::gpu_log()) {
         std::fprintf(log, "MOVED %s launches=%d values=%lld max_diff=%.3e where=%s\n",
                      label.c_str(), moved.launches, moved.values, moved.max_diff,
                      where_moved(moved).c_str());

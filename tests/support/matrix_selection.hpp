@@ -1,6 +1,7 @@
 #pragma once
 // Which parts of gpu_sparse_mla_decode's correctness matrix a run takes, from the environment: a
 // time-limited GPU machine runs the matrix over several calls.
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -38,6 +39,16 @@ inline std::vector<int> matrix_batches() {
 }
 inline std::vector<int> matrix_topks() {
   return listed_or("TUNER_GPU_MATRIX_TOPKS", {2048, 600, 5});
+}
+
+// TUNER_GPU_LOG=FILE: the file a GPU test writes one line per check (or per finding) to, opened
+// once per process; null when unset.
+inline std::FILE* gpu_log() {
+  static std::FILE* file = [] {
+    const char* path = std::getenv("TUNER_GPU_LOG");
+    return path != nullptr ? std::fopen(path, "w") : nullptr;
+  }();
+  return file;
 }
 
 }  // namespace tuner::test
