@@ -7,6 +7,7 @@
 #      scripts/devcarry_old_tuner.sh 7cb3c20) against this one on the winners' structure, rounds
 #      old/new/old/new at batches 1-512 (the fence waits for a warp's loads before each stage
 #      release: predicted under 1 %).
+#   Part a ends with one old/new round of b when the budget leaves 220 s for it.
 # Usage: BUDGET_S=560 scripts/h200_s14.sh a|b   (carry .devcarry; logs in $OUT/s14_PART)
 part=${1:?usage: scripts/h200_s14.sh a|b}
 source scripts/device_call_env.sh
@@ -32,6 +33,14 @@ bench() {  # bench old|new ROUND
   echo "bench $1 round $2 rc=$? at $(($(date +%s) - began)) s"
 }
 
+bench_table() {  # the fastest launch variant per batch, per bench log
+  for f in "$logs"/bench_*.log; do
+    echo "== $f"; grep -E "\(fastest\)" "$f" |
+      awk '{for (i = 2; i <= NF; i++) if ($i ~ /^[0-9.]+$/) {print $1, $i; break}}' | tr '\n' ' '
+    echo
+  done
+}
+
 case $part in
   a)
     repeat fp8_ds_mla:4 40
@@ -40,14 +49,13 @@ case $part in
       -tce="every config*" >"$logs/corners.log" 2>&1
     echo "corners rc=$? $(grep -E 'test cases' "$logs/corners.log" | tail -n 1)"
     head -n 20 "$logs"/moved_*.log 2>/dev/null | cut -c1-250
+    if [ -x .devcarry/bin/tuner_old ] && [ "$(left)" -gt 220 ]; then
+      bench old 1; bench new 1; bench_table
+    fi
     ;;
   b)
     [ -x .devcarry/bin/tuner_old ] || { echo "no .devcarry/bin/tuner_old"; exit 2; }
     for round in 1 2; do bench old $round; bench new $round; done
-    for f in "$logs"/bench_*.log; do
-      echo "== $f"; grep -E "\(fastest\)" "$f" |
-        awk '{for (i = 2; i <= NF; i++) if ($i ~ /^[0-9.]+$/) {print $1, $i; break}}' | tr '\n' ' '
-      echo
-    done
+    bench_table
     ;;
 esac
