@@ -154,3 +154,16 @@ TEST_CASE("the baseline compiles for sm_120 and sm_90 without spills") {
     }
   }
 }
+
+TEST_CASE("the utility program (reference, fills, row errors) compiles for sm_120 and sm_90") {
+  for (int arch : {120, 90}) {
+    const CompileResult result = compile(utility_program(arch));
+    const std::string mangled = result.lowered_names.at("sparse_mla_decode_row_errors");
+    const PtxasReport& report = result.ptxas.at(mangled);
+    MESSAGE("row errors sm_" << arch << ": " << report.registers << " registers, "
+                             << report.spill_bytes() << " spill bytes");
+    CHECK(report.registers > 0);
+    CHECK(report.spill_bytes() == 0);
+    CHECK(result.lowered_names.count(reference_kernel_name(KvFormat::fp8_ds_mla)) == 1);
+  }
+}

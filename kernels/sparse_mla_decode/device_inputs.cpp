@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "templates/sparse_mla_decode/layout.h"
+#include "templates/sparse_mla_decode/row_errors.h"
 
 namespace tuner::smla_family {
 
@@ -64,7 +65,8 @@ UtilityKernels load_utility_kernels(int arch_sm, const CubinCache* cache) {
   } else {
     compiled = compile(utility_program(arch_sm));
   }
-  UtilityKernels kernels{cuda::Module(compiled.cubin, "utility program"), {}, {}, {}, {}, {}, {}};
+  UtilityKernels kernels{
+      cuda::Module(compiled.cubin, "utility program"), {}, {}, {}, {}, {}, {}, {}};
   auto function = [&](const std::string& expression) {
     return kernels.module.function(compiled.lowered_names.at(expression));
   };
@@ -74,6 +76,7 @@ UtilityKernels load_utility_kernels(int arch_sm, const CubinCache* cache) {
   kernels.fill_kv_fp8 = function("fill_kv_fp8_ds_mla");
   kernels.fill_kv_bf16 = function("fill_kv_bf16");
   kernels.fill_indices = function("fill_indices");
+  kernels.row_errors = function("sparse_mla_decode_row_errors");
   return kernels;
 }
 
@@ -123,6 +126,8 @@ DeviceProblem make_device_problem(const UtilityKernels& utility, const InputSpec
   problem.ref_out =
       cuda::DeviceBuffer(heads_total * smla::kLatentDim * sizeof(float), what + " (ref out)");
   problem.ref_lse = cuda::DeviceBuffer(heads_total * sizeof(float), what + " (ref lse)");
+  problem.row_sums =
+      cuda::DeviceBuffer(heads_total * smla::kRowSums * sizeof(double), what + " (row sums)");
   problem.softmax_scale = 1.f / std::sqrt(static_cast<float>(smla::kHeadDim));
 
   auto* kv = reinterpret_cast<unsigned char*>(problem.kv.get());

@@ -21,6 +21,7 @@ struct UtilityKernels {
   CUfunction fill_kv_fp8 = nullptr;
   CUfunction fill_kv_bf16 = nullptr;
   CUfunction fill_indices = nullptr;
+  CUfunction row_errors = nullptr;  // verify.hpp's compare_on_device
 };
 
 // Compiles (NVRTC) and loads the utility program for the current device; through `cache` when
@@ -49,6 +50,7 @@ struct DeviceProblem {
   int max_partial_splits = 1;
   cuda::DeviceBuffer ref_out;  // fp32 reference output
   cuda::DeviceBuffer ref_lse;
+  cuda::DeviceBuffer row_sums;  // [batch][n_local_heads][kRowSums] fp64, compare_on_device's
   float softmax_scale = 0.f;
 
   CUdeviceptr index_set(int set) const;

@@ -44,14 +44,16 @@ CompileRequest utility_program(int arch_sm) {
   CompileRequest request;
   request.source_name = "sparse_mla_decode/utility.cu";
   request.source_text =
-      "#include \"sparse_mla_decode/reference.cuh\"\n#include \"common/fill.cuh\"\n";
+      "#include \"sparse_mla_decode/reference.cuh\"\n#include \"common/fill.cuh\"\n"
+      "#include \"sparse_mla_decode/row_errors.cuh\"\n";
   request.headers = template_headers();
   request.name_expressions = {reference_kernel_name(KvFormat::fp8_ds_mla),
                               reference_kernel_name(KvFormat::bf16),
                               "fill_bf16_normal",
                               "fill_kv_fp8_ds_mla",
                               "fill_kv_bf16",
-                              "fill_indices"};
+                              "fill_indices",
+                              "sparse_mla_decode_row_errors"};
   request.arch_sm = arch_sm;
   request.context = std::string(kFamilyName) + " utility program sm_" + std::to_string(arch_sm);
   return request;

@@ -4,11 +4,16 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/device_pointer.hpp"
+
 #include "templates/sparse_mla_decode/layout.h"
+#include "templates/sparse_mla_decode/row_errors.h"
 
 namespace tuner::smla_family {
 
 namespace {
+
+constexpr std::size_t kSums = smla::kRowSums;  // row_errors.h: the sums per row
 
 std::vector<float> download_floats(const cuda::DeviceBuffer& buffer, std::size_t count) {
   std::vector<float> values(count);
@@ -33,15 +38,35 @@ void note(Agreement& agreement, const std::string& problem) {
   if (agreement.mismatch.empty()) agreement.mismatch = problem;
 }
 
+// The four sums row_errors.cuh computes on the device, per row of `width` values: sum (out -
+// ref)^2 and sum ref^2 over the finite outputs, the non-finite outputs, the non-finite reference
+// values.
+std::vector<double> host_row_sums(const std::vector<float>& out, const std::vector<double>& ref_out,
+                                  std::size_t rows, std::size_t width) {
+  std::vector<double> sums(rows * kSums, 0.0);
+  for (std::size_t row = 0; row < rows; ++row) {
+    double* row_sums = &sums[row * kSums];
+    for (std::size_t i = row * width; i < (row + 1) * width; ++i) {
+      if (!std::isfinite(ref_out[i])) row_sums[3] += 1.0;
+      if (!std::isfinite(out[i])) {
+        row_sums[2] += 1.0;
+        continue;
+      }
+      const double diff = static_cast<double>(out[i]) - ref_out[i];
+      row_sums[0] += diff * diff;
+      row_sums[1] += ref_out[i] * ref_out[i];
+    }
+  }
+  return sums;
+}
+
 // A reference row that is NaN or inf (lse may be -inf: no valid index) was never written: the
 // check would compare against garbage, so it fails instead.
-void check_reference(Agreement& agreement, const std::vector<double>& ref_out,
-                     const std::vector<double>& ref_lse, std::size_t width) {
+void check_reference(Agreement& agreement, const std::vector<double>& sums,
+                     const std::vector<double>& ref_lse) {
   for (std::size_t row = 0; row < ref_lse.size(); ++row) {
-    bool finite = !std::isnan(ref_lse[row]) && ref_lse[row] != HUGE_VAL;
-    for (std::size_t i = row * width; i < (row + 1) * width; ++i) {
-      finite = finite && std::isfinite(ref_out[i]);
-    }
+    const bool finite =
+        !std::isnan(ref_lse[row]) && ref_lse[row] != HUGE_VAL && sums[row * kSums + 3] == 0.0;
     if (!finite) {
       note(agreement, "the reference's " + row_name(row, agreement.heads_per_batch) +
                           " is not finite (never written?)");
@@ -50,33 +75,21 @@ void check_reference(Agreement& agreement, const std::vector<double>& ref_out,
 }
 
 // Relative error per row, against a floor of kRowNormFloor x the RMS row norm.
-void compare_out_rows(Agreement& agreement, const std::vector<float>& out,
-                      const std::vector<double>& ref_out, std::size_t rows, std::size_t width) {
-  std::vector<double> diff_norms(rows, 0.0);
-  std::vector<double> ref_norms(rows, 0.0);
+void compare_out_rows(Agreement& agreement, const std::vector<double>& sums, std::size_t rows) {
   double sum_ref_squares = 0.0;
   for (std::size_t row = 0; row < rows; ++row) {
-    long long bad = 0;
-    for (std::size_t i = row * width; i < (row + 1) * width; ++i) {
-      if (!std::isfinite(out[i])) {
-        ++bad;
-        continue;
-      }
-      const double diff = static_cast<double>(out[i]) - ref_out[i];
-      diff_norms[row] += diff * diff;
-      ref_norms[row] += ref_out[i] * ref_out[i];
-    }
+    const auto bad = static_cast<long long>(sums[row * kSums + 2]);
     if (bad > 0) {
       agreement.non_finite += bad;
       note(agreement, row_name(row, agreement.heads_per_batch) + " has " + std::to_string(bad) +
                           " NaN/inf outputs");
     }
-    sum_ref_squares += ref_norms[row];
+    sum_ref_squares += sums[row * kSums + 1];
   }
   const double floor = kRowNormFloor * std::sqrt(sum_ref_squares / static_cast<double>(rows));
   for (std::size_t row = 0; row < rows; ++row) {
-    const double scale = std::max(std::sqrt(ref_norms[row]), floor);
-    const double error = std::sqrt(diff_norms[row]) / (scale > 0.0 ? scale : 1.0);
+    const double scale = std::max(std::sqrt(sums[row * kSums + 1]), floor);
+    const double error = std::sqrt(sums[row * kSums]) / (scale > 0.0 ? scale : 1.0);
     if (std::isnan(error) || error > agreement.out_rel_error || agreement.worst_out_row < 0) {
       agreement.out_rel_error = std::isnan(error) ? HUGE_VAL : error;
       agreement.worst_out_row = static_cast<long long>(row);
@@ -168,6 +181,41 @@ Agreement verify_candidate(const UtilityKernels& utility, const DecodeKernels& k
                          run_reference(utility, problem, seed, stream, edit_indices), stream);
 }
 
+Agreement judge_rows(const std::vector<double>& sums, const std::vector<float>& lse,
+                     const std::vector<double>& ref_lse, int heads_per_batch) {
+  Agreement agreement;
+  agreement.heads_per_batch = heads_per_batch;
+  if (lse.empty() || sums.size() != lse.size() * kSums || lse.size() != ref_lse.size()) {
+    agreement.mismatch = "row sums for " + std::to_string(sums.size() / kSums) + " rows, " +
+                         std::to_string(lse.size()) + " lse and " + std::to_string(ref_lse.size()) +
+                         " reference lse do not match";
+    return agreement;
+  }
+  check_reference(agreement, sums, ref_lse);
+  compare_out_rows(agreement, sums, lse.size());
+  compare_lse_rows(agreement, lse, ref_lse);
+  return agreement;
+}
+
+Agreement compare_on_device(const UtilityKernels& utility, const DeviceProblem& problem,
+                            cuda::Stream& stream) {
+  const std::size_t row_count = rows(problem);
+  auto out = device_pointer<const unsigned short>(problem.out.get());
+  auto ref_out = device_pointer<const float>(problem.ref_out.get());
+  auto sums = device_pointer<double>(problem.row_sums.get());
+  void* args[] = {&out, &ref_out, &sums};
+  cuda::launch(utility.row_errors, {static_cast<unsigned>(row_count), 1, 1},
+               {static_cast<unsigned>(smla::kRowErrorsThreads), 1, 1}, 0, stream.get(), args,
+               "row errors kernel");
+  stream.synchronize("compare on the device");
+  std::vector<double> row_sums(row_count * kSums);
+  problem.row_sums.download(row_sums.data(), row_sums.size() * sizeof(double));
+  const std::vector<float> lse = download_floats(problem.lse, row_count);
+  const std::vector<float> ref_lse = download_floats(problem.ref_lse, row_count);
+  return judge_rows(row_sums, lse, std::vector<double>(ref_lse.begin(), ref_lse.end()),
+                    problem.spec.shape.n_local_heads());
+}
+
 Agreement compare(const std::vector<float>& out, const std::vector<float>& lse,
                   const std::vector<double>& ref_out, const std::vector<double>& ref_lse,
                   int heads_per_batch) {
@@ -182,10 +230,7 @@ Agreement compare(const std::vector<float>& out, const std::vector<float>& lse,
     return agreement;
   }
   const std::size_t width = out.size() / lse.size();
-  check_reference(agreement, ref_out, ref_lse, width);
-  compare_out_rows(agreement, out, ref_out, lse.size(), width);
-  compare_lse_rows(agreement, lse, ref_lse);
-  return agreement;
+  return judge_rows(host_row_sums(out, ref_out, lse.size(), width), lse, ref_lse, heads_per_batch);
 }
 
 std::string describe(const Agreement& agreement) {

@@ -39,6 +39,18 @@ Agreement compare(const std::vector<float>& out, const std::vector<float>& lse,
                   const std::vector<double>& ref_out, const std::vector<double>& ref_lse,
                   int heads_per_batch = 0);
 
+// The Agreement of rows given as their sums (smla::kRowSums a row, templates/sparse_mla_decode/
+// row_errors.h), by compare's rules: compare() reduces its rows to these sums on the host,
+// compare_on_device on the device.
+Agreement judge_rows(const std::vector<double>& sums, const std::vector<float>& lse,
+                     const std::vector<double>& ref_lse, int heads_per_batch = 0);
+
+// compare() of the candidate's output in `problem` (out, lse) against the reference there
+// (ref_out, ref_lse), with the row sums taken on the device: a check downloads 32 bytes a row
+// instead of the output (tests/gpu_sparse_mla_decode.cpp checks the two against each other).
+Agreement compare_on_device(const UtilityKernels& utility, const DeviceProblem& problem,
+                            cuda::Stream& stream);
+
 // "out rel err 2.1e-03 (worst row 37: batch 2, head 5), lse rel err ...", plus any problem.
 std::string describe(const Agreement& agreement);
 

@@ -1,0 +1,63 @@
+#pragma once
+// The correctness checks' comparison on the device (verify.cpp's compare_on_device): one block per
+// (batch, head) row of a candidate's bf16 output against the fp32 reference, four fp64 sums per
+// row: sum (out - ref)^2 and sum ref^2 over the dims whose output is finite, the output's NaN/inf
+// count and the reference's. A check then downloads 32 bytes a row instead of the 1 KB output, and
+// converts and compares nothing on the host: at batch 128 x 64 heads the host path took ~40 ms a
+// check (BENCHMARKS.md section 7, fourteenth session), the matrix's rows there minutes each.
+// verify.cpp judges the sums by the rules of its host comparison (row_errors_from_sums).
+#include "sparse_mla_decode/layout.h"
+#include "sparse_mla_decode/row_errors.h"
+
+namespace smla_row_errors {
+
+constexpr int kThreads = smla::kRowErrorsThreads;
+constexpr int kSums = smla::kRowSums;
+
+// NaN or inf: every exponent bit set.
+__device__ __forceinline__ bool finite(float value) {
+  return (__float_as_uint(value) & 0x7f800000u) != 0x7f800000u;
+}
+
+__device__ __forceinline__ double warp_sum(double value) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    value += __shfl_xor_sync(0xffffffffu, value, offset);
+  }
+  return value;
+}
+
+}  // namespace smla_row_errors
+
+// Grid: one block of kThreads per row; sums[row * kSums + k].
+__global__ void __launch_bounds__(smla_row_errors::kThreads)
+    sparse_mla_decode_row_errors(const unsigned short* out, const float* ref_out, double* sums) {
+  using namespace smla_row_errors;
+  __shared__ double partial[kThreads / 32][kSums];
+  const long long first = static_cast<long long>(blockIdx.x) * smla::kLatentDim;
+  double value[kSums] = {0.0, 0.0, 0.0, 0.0};
+  for (int dim = threadIdx.x; dim < smla::kLatentDim; dim += kThreads) {
+    const float got = __uint_as_float(static_cast<unsigned>(out[first + dim]) << 16);
+    const float ref = ref_out[first + dim];
+    if (!finite(ref)) value[3] += 1.0;
+    if (!finite(got)) {
+      value[2] += 1.0;
+      continue;
+    }
+    const double diff = static_cast<double>(got) - static_cast<double>(ref);
+    value[0] += diff * diff;
+    value[1] += static_cast<double>(ref) * static_cast<double>(ref);
+  }
+#pragma unroll
+  for (int k = 0; k < kSums; ++k) value[k] = warp_sum(value[k]);
+  if (threadIdx.x % 32 == 0) {
+#pragma unroll
+    for (int k = 0; k < kSums; ++k) partial[threadIdx.x / 32][k] = value[k];
+  }
+  __syncthreads();
+  if (threadIdx.x < kSums) {
+    double total = 0.0;
+    for (int warp = 0; warp < kThreads / 32; ++warp) total += partial[warp][threadIdx.x];
+    sums[static_cast<long long>(blockIdx.x) * kSums + threadIdx.x] = total;
+  }
+}
