@@ -73,7 +73,8 @@ TEST_CASE("compare_on_device judges as the host comparison does") {
   const std::size_t count = problem.out.size() / 2;
   std::vector<std::uint16_t> bits(count);
   problem.out.download(bits.data(), count * 2);
-  for (std::size_t i = 9 * smla::kLatentDim; i < 10 * smla::kLatentDim; i += 3) {
+  constexpr std::size_t kWidth = smla::kLatentDim;
+  for (std::size_t i = 9 * kWidth; i < 10 * kWidth; i += 3) {
     bits[i] = static_cast<std::uint16_t>(bits[i] ^ 0x0040u);
   }
   problem.out.upload(bits.data(), count * 2);
@@ -91,7 +92,7 @@ TEST_CASE("compare_on_device judges as the host comparison does") {
   check_candidate(kernels, problem, reference, device.stream);
   std::vector<float> ref_out(count);
   problem.ref_out.download(ref_out.data(), count * sizeof(float));
-  for (std::size_t i = 4 * smla::kLatentDim; i < 5 * smla::kLatentDim; ++i) ref_out[i] = NAN;
+  for (std::size_t i = 4 * kWidth; i < 5 * kWidth; ++i) ref_out[i] = NAN;
   problem.ref_out.upload(ref_out.data(), count * sizeof(float));
   const Agreement bad_reference = compare_on_device(device.utility, problem, device.stream);
   CHECK_FALSE(bad_reference.mismatch.empty());

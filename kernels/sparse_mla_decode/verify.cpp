@@ -200,9 +200,9 @@ Agreement judge_rows(const std::vector<double>& sums, const std::vector<float>& 
 Agreement compare_on_device(const UtilityKernels& utility, const DeviceProblem& problem,
                             cuda::Stream& stream) {
   const std::size_t row_count = rows(problem);
-  auto out = device_pointer<const unsigned short>(problem.out.get());
-  auto ref_out = device_pointer<const float>(problem.ref_out.get());
-  auto sums = device_pointer<double>(problem.row_sums.get());
+  const auto* out = device_pointer<const unsigned short>(problem.out.get());
+  const auto* ref_out = device_pointer<const float>(problem.ref_out.get());
+  auto* sums = device_pointer<double>(problem.row_sums.get());
   void* args[] = {&out, &ref_out, &sums};
   cuda::launch(utility.row_errors, {static_cast<unsigned>(row_count), 1, 1},
                {static_cast<unsigned>(smla::kRowErrorsThreads), 1, 1}, 0, stream.get(), args,

@@ -3,8 +3,8 @@
 // (batch, head) row of a candidate's bf16 output against the fp32 reference, four fp64 sums per
 // row: sum (out - ref)^2 and sum ref^2 over the dims whose output is finite, the output's NaN/inf
 // count and the reference's. A check then downloads 32 bytes a row instead of the 1 KB output, and
-// converts and compares nothing on the host: at batch 128 x 64 heads the host path took ~40 ms a
-// check (BENCHMARKS.md section 7, fourteenth session), the matrix's rows there minutes each.
+// converts and compares nothing on the host: at batch 128 x 64 heads the host path took ~26 ms
+// a check besides the download (BENCHMARKS.md section 7, fourteenth session): minutes a row.
 // verify.cpp judges the sums by the rules of its host comparison (row_errors_from_sums).
 #include "sparse_mla_decode/layout.h"
 #include "sparse_mla_decode/row_errors.h"
