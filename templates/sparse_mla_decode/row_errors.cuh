@@ -19,21 +19,13 @@ __device__ __forceinline__ bool finite(float value) {
   return (__float_as_uint(value) & 0x7f800000u) != 0x7f800000u;
 }
 
-__device__ __forceinline__ double warp_sum(double value) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    value += __shfl_xor_sync(0xffffffffu, value, offset);
-  }
-  return value;
-}
-
 }  // namespace smla_row_errors
 
 // Grid: one block of kThreads per row; sums[row * kSums + k].
 __global__ void __launch_bounds__(smla_row_errors::kThreads)
     sparse_mla_decode_row_errors(const unsigned short* out, const float* ref_out, double* sums) {
   using namespace smla_row_errors;
-  __shared__ double partial[kThreads / 32][kSums];
+  __shared__ double partial[kThreads][kSums];
   const long long first = static_cast<long long>(blockIdx.x) * smla::kLatentDim;
   double value[kSums] = {0.0, 0.0, 0.0, 0.0};
   for (int dim = threadIdx.x; dim < smla::kLatentDim; dim += kThreads) {
@@ -48,16 +40,18 @@ __global__ void __launch_bounds__(smla_row_errors::kThreads)
     value[0] += diff * diff;
     value[1] += static_cast<double>(ref) * static_cast<double>(ref);
   }
+  // A tree over the block in shared memory (fp64; the family's warp helpers are fp32).
 #pragma unroll
-  for (int k = 0; k < kSums; ++k) value[k] = warp_sum(value[k]);
-  if (threadIdx.x % 32 == 0) {
-#pragma unroll
-    for (int k = 0; k < kSums; ++k) partial[threadIdx.x / 32][k] = value[k];
-  }
+  for (int k = 0; k < kSums; ++k) partial[threadIdx.x][k] = value[k];
   __syncthreads();
+  for (int stride = kThreads / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) {
+#pragma unroll
+      for (int k = 0; k < kSums; ++k) partial[threadIdx.x][k] += partial[threadIdx.x + stride][k];
+    }
+    __syncthreads();
+  }
   if (threadIdx.x < kSums) {
-    double total = 0.0;
-    for (int warp = 0; warp < kThreads / 32; ++warp) total += partial[warp][threadIdx.x];
-    sums[static_cast<long long>(blockIdx.x) * kSums + threadIdx.x] = total;
+    sums[static_cast<long long>(blockIdx.x) * kSums + threadIdx.x] = partial[0][threadIdx.x];
   }
 }
