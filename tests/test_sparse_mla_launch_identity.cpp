@@ -49,8 +49,9 @@ std::vector<KernelConfig> launch_variants(int block_h, int block_t, int num_stag
                                           int schedule) {
   std::vector<KernelConfig> variants;
   for (const int target : {128, 256, 512, 1024}) {
-    for (const int merge : {0, 1, 2}) {
-      if (schedule == 1 && merge == 2) continue;
+    for (const int merge : {0, 1, 2, 3}) {
+      if (schedule == 1 && merge >= 2) continue;
+      if (merge == 3 && producers == 0) continue;  // merge 3 runs on the pipelined kernels
       variants.push_back({.block_t = block_t,
                           .block_h = block_h,
                           .num_stages = num_stages,

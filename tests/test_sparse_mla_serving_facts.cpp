@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-
+#include <array>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -39,17 +39,32 @@ void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch,
   const SplitPlan plan = split_plan(
       dims, {config.block_t, config.block_h, config.target_ctas, config.merge, config.schedule},
       clusters);
-  REQUIRE(recorded.size() == (geometry.runs_combine() ? 2u : 1u));
-  for (int d = 0; d < 3; ++d) CHECK(recorded[0].grid[d] == geometry.split_grid[d]);
-  CHECK(recorded[0].cluster_x == geometry.plan.cluster_x());
-  CHECK(recorded[0].cluster_x ==
+  // merge 3: the ticket reset first, the split its programmatic dependent.
+  const bool last_cta = plan.merges_last_cta();
+  REQUIRE(recorded.size() == (geometry.runs_combine() || last_cta ? 2u : 1u));
+  const test::RecordedLaunch& split = recorded[last_cta ? 1 : 0];
+  for (int d = 0; d < 3; ++d) CHECK(split.grid[d] == geometry.split_grid[d]);
+  CHECK(split.cluster_x == geometry.plan.cluster_x());
+  CHECK(split.cluster_x ==
         (config.merge == 2 && plan.num_splits > 1 ? static_cast<unsigned>(plan.num_splits) : 1u));
-  CHECK(recorded[0].block == geometry.split_threads);
-  CHECK(recorded[0].smem == geometry.split_smem_bytes);
+  CHECK(split.block == geometry.split_threads);
+  CHECK(split.smem == geometry.split_smem_bytes);
+  CHECK(split.order == (last_cta ? LaunchOrder::programmatic : LaunchOrder::stream));
   const DecodeBuffers buffers = place_partials({0x1000, 0x2000, 0x3000, 0x4000, 0x5000}, 0x10000000,
                                                workspace_layout(dims, plan));
   const smla::SplitParams want = pack_split(buffers, dims, plan, 0.0625f);
-  CHECK(std::memcmp(recorded[0].params.data(), &want, sizeof want) == 0);
+  CHECK(std::memcmp(split.params.data(), &want, sizeof want) == 0);
+  CHECK((want.row_tickets != nullptr) == last_cta);
+  if (last_cta) {
+    const std::array<unsigned, 3> reset = reset_grid(dims, plan);
+    for (int d = 0; d < 3; ++d) CHECK(recorded[0].grid[d] == reset[d]);
+    CHECK(recorded[0].block == geometry.combine_threads);
+    CHECK(recorded[0].smem == 0);
+    CHECK(recorded[0].order == LaunchOrder::stream);
+    const smla::CombineParams reset_params = pack_reset(buffers, dims, plan);
+    CHECK(std::memcmp(recorded[0].params.data(), &reset_params, sizeof reset_params) == 0);
+    return;
+  }
   if (!geometry.runs_combine()) return;
   for (int d = 0; d < 3; ++d) CHECK(recorded[1].grid[d] == geometry.combine_grid[d]);
   CHECK(recorded[1].block == geometry.combine_threads);
@@ -69,7 +84,7 @@ TEST_CASE("the serving launch from frozen launch facts is the tuner's launch, pa
         for (const int producers : {0, 2}) {
           for (const int target : {128, 1024}) {
             for (const int batch : {1, 7, 64, 512}) {
-              for (const int merge : {0, 1, 2}) {
+              for (const int merge : {0, 1, 2, 3}) {
                 KernelConfig config;
                 config.block_t = block_t;
                 config.num_warps = num_warps;
@@ -88,7 +103,7 @@ TEST_CASE("the serving launch from frozen launch facts is the tuner's launch, pa
       }
     }
   }
-  CHECK(cases == 2 * 2 * 2 * 2 * 2 * 4 * 3);
+  CHECK(cases == 2 * 2 * 2 * 2 * 2 * 4 * 4);
 }
 
 TEST_CASE("with a cluster capacity the serving launch is still the tuner's, and it caps merge 2") {

@@ -87,6 +87,7 @@ SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params,
   // config tuned at one batch keeps its number of waves at the smaller batches the bucket rule
   // hands it (rounded up, the batch-32 winner made 140 CTAs on 132 SMs at batch 28: BENCHMARKS §9).
   plan.cluster = params.merge == smla::kMergeCluster;
+  plan.last_cta = params.merge == smla::kMergeLastCta;
   plan.requested_splits =
       std::clamp(params.target_ctas / (dims.batch * plan.head_groups), 1,
                  plan.cluster ? std::min(tiles, smla::kMaxClusterSplits) : tiles);
@@ -143,6 +144,8 @@ smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dim
   split.balanced_ctas = plan.balanced_ctas;
   split.head_groups = plan.head_groups;
   split.tiles_per_row = plan.tiles_per_row;
+  split.row_tickets =
+      plan.merges_last_cta() ? device_pointer<unsigned>(buffers.row_tickets) : nullptr;
   return split;
 }
 
@@ -163,15 +166,34 @@ smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims&
   return combine;
 }
 
+smla::CombineParams pack_reset(const DecodeBuffers& buffers, const DecodeDims& dims,
+                               const SplitPlan& plan) {
+  smla::CombineParams reset{};
+  reset.reset_tickets = device_pointer<unsigned>(buffers.row_tickets);
+  reset.reset_count = dims.batch * plan.head_groups;
+  return reset;
+}
+
+std::array<unsigned, 3> reset_grid(const DecodeDims& dims, const SplitPlan& plan) {
+  const int tickets = dims.batch * plan.head_groups;
+  return {static_cast<unsigned>(ceil_div(tickets, static_cast<int>(kCombineThreads))), 1u, 1u};
+}
+
 WorkspaceLayout workspace_layout(const DecodeDims& dims, const SplitPlan& plan) {
   WorkspaceLayout layout;
-  if (!plan.runs_combine()) return layout;
+  if (!plan.keeps_partials()) return layout;
   const std::size_t rows = static_cast<std::size_t>(dims.batch) *
                            static_cast<std::size_t>(dims.local_heads) *
                            static_cast<std::size_t>(plan.num_splits);
   const std::size_t out_bytes = rows * static_cast<std::size_t>(smla::kLatentDim) * sizeof(float);
   layout.partial_lse_offset = (out_bytes + kAlignment - 1) / kAlignment * kAlignment;
   layout.bytes = layout.partial_lse_offset + rows * sizeof(float);
+  if (plan.merges_last_cta()) {
+    layout.tickets_offset = (layout.bytes + kAlignment - 1) / kAlignment * kAlignment;
+    layout.bytes = layout.tickets_offset + static_cast<std::size_t>(dims.batch) *
+                                               static_cast<std::size_t>(plan.head_groups) *
+                                               sizeof(unsigned);
+  }
   return layout;
 }
 
@@ -179,6 +201,7 @@ DecodeBuffers place_partials(DecodeBuffers buffers, std::uint64_t workspace,
                              const WorkspaceLayout& layout) {
   buffers.partial_out = workspace;
   buffers.partial_lse = workspace + layout.partial_lse_offset;
+  buffers.row_tickets = layout.tickets_offset > 0 ? workspace + layout.tickets_offset : 0;
   return buffers;
 }
 

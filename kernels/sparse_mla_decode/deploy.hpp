@@ -45,8 +45,15 @@ struct SplitPlan {
   // resident CTAs (capacity.at(1)), or TARGET_CTAS where that is not known, at most the tiles; then
   // num_splits is the most parts of any row (the partials' stride).
   int balanced_ctas = 0;
+  // merge 3: the CTA that finishes a row last merges it (per-row splits only, last_cta_merge.cuh).
+  bool last_cta = false;
   bool merges_in_cluster() const { return cluster && num_splits > 1; }
-  bool runs_combine() const { return num_splits > 1 && !cluster; }
+  bool merges_last_cta() const { return last_cta && num_splits > 1; }
+  // The split's fp32 partials go through global memory (the workspace).
+  bool keeps_partials() const { return num_splits > 1 && !cluster; }
+  // The combine kernel merges them after the split; under merge 3 it runs before the split, only
+  // to zero the row tickets (pack_reset).
+  bool runs_combine() const { return keeps_partials() && !last_cta; }
   // The split grid's cluster size along x (1: an ordinary launch).
   unsigned cluster_x() const {
     return merges_in_cluster() ? static_cast<unsigned>(num_splits) : 1u;
@@ -85,6 +92,7 @@ struct DecodeBuffers {
   std::uint64_t lse = 0;      // [batch][local_heads] fp32
   std::uint64_t partial_out = 0;
   std::uint64_t partial_lse = 0;
+  std::uint64_t row_tickets = 0;  // merge 3's counters, [batch][head_groups] u32
 };
 
 // The split grid (x, y, z): (num_splits, head_groups, batch), or (balanced_ctas, 1, 1).
@@ -94,6 +102,11 @@ smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dim
                              const SplitPlan& plan, float softmax_scale);
 smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims& dims,
                                  const SplitPlan& plan);
+// merge 3: the combine kernel's parameters in its ticket-reset mode, and its grid (x, 1, 1). The
+// reset runs first, stream-ordered; the split follows as its programmatic dependent.
+smla::CombineParams pack_reset(const DecodeBuffers& buffers, const DecodeDims& dims,
+                               const SplitPlan& plan);
+std::array<unsigned, 3> reset_grid(const DecodeDims& dims, const SplitPlan& plan);
 
 // The combine kernel's block size (combine.cuh is written for it).
 inline constexpr unsigned kCombineThreads = 128;
@@ -107,9 +120,12 @@ int combine_dim_chunks(int num_splits);
 std::array<unsigned, 3> combine_grid(const DecodeDims& dims, const SplitPlan& plan);
 
 // Workspace layout: partial_out (fp32 [batch][heads][splits][512]) at offset 0, then partial_lse
-// (fp32 [batch][heads][splits]) at the next 256-byte boundary. 0 when the plan runs no combine.
+// (fp32 [batch][heads][splits]) at the next 256-byte boundary, then under merge 3 the row tickets
+// (u32 [batch][head_groups]) at the next. 0 bytes when the plan keeps no partials. Each launch
+// zeroes the tickets itself: a workspace needs no initialising.
 struct WorkspaceLayout {
   std::size_t partial_lse_offset = 0;
+  std::size_t tickets_offset = 0;  // 0: no tickets
   std::size_t bytes = 0;
 };
 WorkspaceLayout workspace_layout(const DecodeDims& dims, const SplitPlan& plan);

@@ -15,10 +15,13 @@ namespace {
 
 DecodeDims dims_of(const Shape& shape) { return {shape.batch, shape.n_local_heads(), shape.topk}; }
 
-// A plan of `splits` splits: all workspace_layout reads.
-SplitPlan with_splits(int splits) {
+// The largest workspace of a launch of up to `splits` splits: the partials, and merge 3's row
+// tickets at the most head groups (BLOCK_H 16). All workspace_layout reads.
+SplitPlan largest_plan(const Shape& shape, int splits) {
   SplitPlan plan;
   plan.num_splits = splits;
+  plan.last_cta = true;
+  plan.head_groups = (shape.n_local_heads() + 15) / 16;
   return plan;
 }
 
@@ -121,7 +124,8 @@ DeviceProblem make_device_problem(const UtilityKernels& utility, const InputSpec
   // At least one alignment unit: a one-split problem has no partials but a buffer to poison.
   problem.workspace = cuda::DeviceBuffer(
       std::max<std::size_t>(
-          workspace_layout(dims_of(shape), with_splits(problem.max_partial_splits)).bytes, 256),
+          workspace_layout(dims_of(shape), largest_plan(shape, problem.max_partial_splits)).bytes,
+          256),
       what + " (workspace)");
   problem.ref_out =
       cuda::DeviceBuffer(heads_total * smla::kLatentDim * sizeof(float), what + " (ref out)");

@@ -49,6 +49,12 @@ std::string launch_facts_text(const KernelConfig& config, const Shape& shape) {
                      " cluster_x=" + std::to_string(geometry.plan.cluster_x()) +
                      " tokens/split=" + std::to_string(geometry.plan.tokens_per_split) +
                      " cluster_merge=" + (geometry.plan.merges_in_cluster() ? "1" : "0");
+  if (geometry.plan.merges_last_cta()) {
+    const std::array<unsigned, 3> reset =
+        reset_grid({shape.batch, shape.n_local_heads(), shape.topk}, geometry.plan);
+    return text + " merge=last_cta ticket_reset grid=" + std::to_string(reset[0]) +
+           " split order=programmatic";
+  }
   if (!geometry.runs_combine()) return text + " combine=none";
   return text + " combine grid=" + grid(geometry.combine_grid) +
          " block=" + std::to_string(geometry.combine_threads) + order;

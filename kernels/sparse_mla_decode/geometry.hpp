@@ -27,7 +27,7 @@ LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape,
 // cluster, the tokens per split, whether and how the combine runs), as text;
 // Family::launch_identity is the compile key and this. With one split, the merge values and the
 // TARGET_CTAS that give it are one launch; with several, merge 0 and 1 differ in launch order and
-// merge 2 in its cluster.
+// merge 2 in its cluster, merge 3 in its ticket reset.
 std::string launch_facts_text(const KernelConfig& config, const Shape& shape);
 
 }  // namespace tuner::smla_family

@@ -54,12 +54,20 @@ void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
                    CUstream stream) {
   // Packing is deploy.hpp's, shared with the serving launcher.
   const SplitPlan& plan = geometry.plan;
+  if (plan.merges_last_cta()) {  // merge 3: the row tickets zeroed first, the split its dependent
+    smla::CombineParams reset = pack_reset(buffers, dims, plan);
+    void* reset_args[] = {&reset};
+    const std::array<unsigned, 3> grid = reset_grid(dims, plan);
+    cuda::launch(kernels.combine, {grid[0], grid[1], grid[2]}, {geometry.combine_threads, 1, 1}, 0,
+                 stream, reset_args, context_of(kernels) + " ticket reset");
+  }
   smla::SplitParams split = pack_split(buffers, dims, plan, softmax_scale);
   void* split_args[] = {&split};
-  cuda::launch(kernels.split,
-               {geometry.split_grid[0], geometry.split_grid[1], geometry.split_grid[2]},
-               {geometry.split_threads, 1, 1}, geometry.split_smem_bytes, stream, split_args,
-               context_of(kernels) + " split", LaunchOrder::stream, plan.cluster_x());
+  cuda::launch(
+      kernels.split, {geometry.split_grid[0], geometry.split_grid[1], geometry.split_grid[2]},
+      {geometry.split_threads, 1, 1}, geometry.split_smem_bytes, stream, split_args,
+      context_of(kernels) + " split",
+      plan.merges_last_cta() ? LaunchOrder::programmatic : LaunchOrder::stream, plan.cluster_x());
   if (!geometry.runs_combine()) return;
   smla::CombineParams combine = pack_combine(buffers, dims, plan);
   void* combine_args[] = {&combine};

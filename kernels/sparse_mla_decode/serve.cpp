@@ -105,18 +105,32 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
   const bool fp8 = planned.shape.kv_format == KvFormat::fp8_ds_mla;
   const BoundKernel& split = config.kernels[fp8 ? kSplitFp8 : kSplitBf16];
   const BoundKernel& combine = config.kernels[kCombine];
-  if (split.function == nullptr || (planned.plan.runs_combine() && combine.function == nullptr)) {
+  const bool last_cta = planned.plan.merges_last_cta();
+  if (split.function == nullptr ||
+      ((planned.plan.runs_combine() || last_cta) && combine.function == nullptr)) {
     return refuse(ServeStatus::no_kernel, "the frozen cubin has no kernel for this kv_format");
   }
   const DecodeBuffers buffers = place_partials(
       {given.q, given.kv, given.indices, given.out, given.lse}, given.workspace, layout);
+  CUresult result = CUDA_SUCCESS;
+  if (last_cta) {  // merge 3: the row tickets zeroed first, the split its programmatic dependent
+    smla::CombineParams reset_params = pack_reset(buffers, planned.dims, planned.plan);
+    void* reset_args[] = {&reset_params};
+    const std::array<unsigned, 3> grid = reset_grid(planned.dims, planned.plan);
+    result = launch_kernel(combine.function, grid[0], grid[1], grid[2], combine.block_threads,
+                           combine.dynamic_smem, stream, reset_args, LaunchOrder::stream, 1);
+    if (result != CUDA_SUCCESS) {
+      return {ServeStatus::launch_failed, "cuLaunchKernel failed", result};
+    }
+  }
   smla::SplitParams split_params =
       pack_split(buffers, planned.dims, planned.plan, given.softmax_scale);
   void* split_args[] = {&split_params};
   const std::array<unsigned, 3> split_dims = split_grid(planned.dims, planned.plan);
-  CUresult result = launch_kernel(split.function, split_dims[0], split_dims[1], split_dims[2],
-                                  split.block_threads, split.dynamic_smem, stream, split_args,
-                                  LaunchOrder::stream, planned.plan.cluster_x());
+  result = launch_kernel(split.function, split_dims[0], split_dims[1], split_dims[2],
+                         split.block_threads, split.dynamic_smem, stream, split_args,
+                         last_cta ? LaunchOrder::programmatic : LaunchOrder::stream,
+                         planned.plan.cluster_x());
   if (result == CUDA_SUCCESS && planned.plan.runs_combine()) {
     smla::CombineParams combine_params = pack_combine(buffers, planned.dims, planned.plan);
     void* combine_args[] = {&combine_params};

@@ -18,7 +18,7 @@ const std::vector<Parameter>& parameter_space() {
       {"kv_unpack", {0, 1, 2}, false},
       {"ctas_per_sm", {1, 2, 3}, false},
       {"target_ctas", {128, 256, 512, 1024}, true},
-      {"merge", {0, 1, 2}, true},
+      {"merge", {0, 1, 2, 3}, true},
       {"schedule", {0, 1}, false},
   };
   return space;
@@ -102,10 +102,16 @@ std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
   if (config.schedule == smla::kScheduleBalanced && config.merge == smla::kMergeCluster) {
     return "the cluster merge (merge 2) merges one row's splits in a cluster: schedule 0";
   }
+  if (config.schedule == smla::kScheduleBalanced && config.merge == smla::kMergeLastCta) {
+    return "the last-CTA merge (merge 3) counts a row's splits: per-row splits, schedule 0";
+  }
   if (config.mma_path == 0) {
     if (config.producers > 0) return "producer warps need a pipelined path (mma_path 1 or 2)";
     if (config.merge == smla::kMergeCluster) {
       return "the cluster merge (merge 2) is built into the pipelined kernels (mma_path 1 or 2)";
+    }
+    if (config.merge == smla::kMergeLastCta) {
+      return "the last-CTA merge (merge 3) is built into the pipelined kernels (mma_path 1 or 2)";
     }
     if (config.ctas_per_sm > 1) return "the seeds' kernel (mma_path 0) keeps its launch bound of 1";
     return {};
@@ -142,6 +148,10 @@ std::string arch_mismatch(const KernelConfig& config, int arch_sm) {
   }
   if (config.merge == smla::kMergeCluster && arch_sm < 90) {
     return "thread-block clusters (merge 2) need sm_90 or newer";
+  }
+  if (config.merge == smla::kMergeLastCta && arch_sm < 90) {
+    return "the last-CTA merge (merge 3) launches the split as a programmatic dependent: sm_90 or "
+           "newer";
   }
   if (config.mma_path != 2) return {};
   if (arch_sm < 89) return "e4m3 mma.sync needs sm_89 or newer (mma_path 2)";
@@ -182,6 +192,12 @@ std::string measured_trim(const KernelConfig& config) {
     // winners' 2 x 64-token ring does not fit, can pick the cluster merge too.
     return "measured to lose: the cluster merge (merge 2) is swept on the 4 consumer + 2 producer "
            "warp kernels (every winner from batch 2 up runs them)";
+  }
+  if (config.merge == smla::kMergeLastCta && (config.num_warps != 4 || config.producers != 2)) {
+    // Not measured yet: like merge 2, swept first on the structure every winner from batch 2 up
+    // runs, so that the default sweep's screens grow by that structure's launches only.
+    return "left out for sweep time: the last-CTA merge (merge 3) is swept on the 4 consumer + 2 "
+           "producer warp kernels (every winner from batch 2 up runs them)";
   }
   if (config.schedule == smla::kScheduleBalanced &&
       (config.num_warps != 4 || config.producers != 2)) {

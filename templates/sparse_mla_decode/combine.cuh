@@ -7,7 +7,8 @@
 // keep up to kInFlight loads each in flight instead of one dependent load per split (the earlier
 // form took 7.6-8 us at batch 64 and 128 under Nsight Compute: BENCHMARKS.md section 7).
 // Launched as a programmatic dependent of the split kernel (config value pdl 1), it may start
-// while the split grid's last CTAs run, and waits for the partials before its first read.
+// while the split grid's last CTAs run, and waits for the partials before its first read. Under
+// merge 3 it runs before the split instead, in its ticket-reset mode (last_cta_merge.cuh).
 #include "common/ptx.cuh"
 #include "sparse_mla_decode/layout.h"
 #include "sparse_mla_decode/params.h"
@@ -62,6 +63,12 @@ __global__ void __launch_bounds__(NUM_THREADS)
     sparse_mla_decode_combine(const smla::CombineParams p) {
   static_assert(smla::kLatentDim == NUM_THREADS * 4, "a chunk's threads own 4 dims each");
   __shared__ float4 slice_sums[NUM_THREADS];
+  if (p.reset_tickets != nullptr) {  // merge 3: before the split, its programmatic dependent
+    ptx::launch_dependents();        // the split waits for this grid's completion before any ticket
+    const int ticket = static_cast<int>(blockIdx.x) * NUM_THREADS + static_cast<int>(threadIdx.x);
+    if (ticket < p.reset_count) p.reset_tickets[ticket] = 0u;
+    return;
+  }
   const int parts = smla_combine::parts_of_row(p);
   if (parts == 1) return;  // a row one CTA ran: written out by the split kernel
   ptx::grid_dependency_wait();

@@ -169,7 +169,10 @@ SMLA_HD constexpr SmemLayout smem_layout(int block_t, int block_h, int num_warps
 //  kMergeCluster:    the splits of one (head group, batch item) run as one thread-block cluster
 //                    and merge through distributed shared memory (cluster_merge.cuh); no partials
 //                    in global memory, no combine launch; at most kMaxClusterSplits splits.
-enum Merge : int { kMergeCombine = 0, kMergeCombinePdl = 1, kMergeCluster = 2 };
+//  kMergeLastCta:    the split CTA that finishes a row last merges its partials (an atomic ticket
+//                    per row, last_cta_merge.cuh); the combine kernel runs first, only to zero the
+//                    tickets, with the split as its programmatic dependent. Per-row splits only.
+enum Merge : int { kMergeCombine = 0, kMergeCombinePdl = 1, kMergeCluster = 2, kMergeLastCta = 3 };
 constexpr int kMaxClusterSplits = 8;  // the portable cluster size
 
 // kMergeCluster's exchange, at offset 0 once the token loop is done (every region of the split

@@ -25,6 +25,9 @@ struct SplitParams {
   int balanced_ctas;
   int head_groups;    // ceil(n_local_heads / BLOCK_H)
   int tiles_per_row;  // ceil(topk / BLOCK_T)
+  // merge 3 (last_cta_merge.cuh): one ticket counter per row [batch][head_groups], zeroed by this
+  // launch's combine kernel in reset mode before any is taken; null otherwise.
+  unsigned* row_tickets;
 };
 
 struct CombineParams {
@@ -41,6 +44,10 @@ struct CombineParams {
   int balanced_ctas;
   int block_h;
   int tiles_per_row;
+  // Reset mode (merge 3): the kernel only zeroes reset_count ticket counters and merges nothing;
+  // null otherwise.
+  unsigned* reset_tickets;
+  int reset_count;
 };
 
 struct ReferenceParams {

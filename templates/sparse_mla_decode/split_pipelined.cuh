@@ -8,6 +8,7 @@
 // consumer-only barrier per tile publishes the scores. Without producer warps the consumers issue
 // 16-byte cp.async copies themselves (two block barriers per tile).
 #include "sparse_mla_decode/cluster_merge.cuh"
+#include "sparse_mla_decode/last_cta_merge.cuh"
 #include "sparse_mla_decode/pipelined_output.cuh"
 #include "sparse_mla_decode/pipelined_producer.cuh"
 #include "sparse_mla_decode/pipelined_pv.cuh"
@@ -346,5 +347,17 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   if (SCHEDULE == smla::kScheduleSplits && p.cluster_merge) {  // one row
     smla_cluster::merge_in_cluster<BLOCK_H, kConsumerThreads>(
         smem, p.out, p.lse, p.n_local_heads, p.num_splits, blockIdx.z, blockIdx.y * BLOCK_H);
+  }
+  if (SCHEDULE == smla::kScheduleSplits && p.row_tickets != nullptr && p.num_splits > 1) {
+    // merge 3. The ticket's flag word: the scores buffer, dead once every consumer is past the
+    // last tile (took_last_ticket's first barrier).
+    const int first_head = static_cast<int>(blockIdx.y) * BLOCK_H;
+    if (smla_last_cta::took_last_ticket<kConsumerThreads>(
+            p, static_cast<int>(blockIdx.z) * p.head_groups + static_cast<int>(blockIdx.y),
+            reinterpret_cast<unsigned*>(smem + layout.scores_offset))) {
+      smla_last_cta::merge_row<kConsumerThreads>(
+          p, static_cast<long long>(blockIdx.z) * p.n_local_heads + first_head,
+          min(BLOCK_H, p.n_local_heads - first_head));
+    }
   }
 }

@@ -32,7 +32,8 @@ inline std::vector<RecordedLaunch> serving_launches(const smla_family::KernelCon
   REQUIRE(facts.size() == 2);  // this format's split, then combine
   const BoundKernel split{fake_function(0x100), static_cast<unsigned>(facts[0].block_threads),
                           static_cast<unsigned>(facts[0].dynamic_smem), clusters};
-  const BoundKernel combine{fake_function(0x300),
+  constexpr std::uintptr_t kCombineFunction = 0x300;
+  const BoundKernel combine{fake_function(kCombineFunction),
                             static_cast<unsigned>(facts[1].block_threads),
                             static_cast<unsigned>(facts[1].dynamic_smem),
                             {}};
@@ -50,7 +51,7 @@ inline std::vector<RecordedLaunch> serving_launches(const smla_family::KernelCon
   const std::string text = smla_family::canonical_shape(shape).canonical();
   REQUIRE(smla_family::deploy_family()
               .launch(bound, text, batch, &args, nullptr,
-                      &record_launch<smla::SplitParams, smla::CombineParams>)
+                      &record_launch<smla::SplitParams, smla::CombineParams, kCombineFunction>)
               .status == ServeStatus::ok);
   return recorded;
 }

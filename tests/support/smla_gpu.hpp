@@ -77,9 +77,13 @@ inline CompiledKeys compile_all(const std::vector<KernelConfig>& configs, KvForm
 inline constexpr int kTargets[] = {128, 1024};
 
 // The launch variants the GPU tests run per compiled key: merge 0 with the fewest CTAs, merge 1
-// with the most splits (every combine chunk count), and merge 2 on the pipelined kernels at 256
-// CTAs (clusters of 2-8, 5 at topk 600, none at topk 5).
-inline int launch_variants(const KernelConfig& key) { return key.mma_path != 0 ? 3 : 2; }
+// with the most splits (every combine chunk count), merge 2 on the pipelined kernels at 256 CTAs
+// (clusters of 2-8, 5 at topk 600, none at topk 5), and merge 3 on the pipelined per-row-split
+// kernels at 256 CTAs (1-32 splits a row: every ticket count from one to a row's tiles).
+inline int launch_variants(const KernelConfig& key) {
+  if (key.mma_path == 0) return 2;
+  return key.schedule == smla::kScheduleSplits ? 4 : 3;
+}
 inline KernelConfig launch_variant(KernelConfig key, int variant) {
   key.target_ctas = variant < 2 ? kTargets[variant] : 256;
   key.merge = variant;
