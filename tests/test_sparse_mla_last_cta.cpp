@@ -21,15 +21,13 @@ namespace {
 
 // The winners' structure (BLOCK_T 64, 4 consumer + 2 producer warps, f16 MMA in registers).
 KernelConfig winners_structure(int merge) {
-  KernelConfig config;
-  config.block_t = 64;
-  config.num_warps = 4;
-  config.num_stages = 2;
-  config.mma_path = 1;
-  config.producers = 2;
-  config.target_ctas = 256;
-  config.merge = merge;
-  return config;
+  return KernelConfig{.block_t = 64,
+                      .num_warps = 4,
+                      .num_stages = 2,
+                      .mma_path = 1,
+                      .producers = 2,
+                      .target_ctas = 256,
+                      .merge = merge};
 }
 
 }  // namespace
