@@ -45,9 +45,9 @@ struct CombineParams {
   int block_h;
   int tiles_per_row;
   // Reset mode (merge 3): the kernel only zeroes reset_count ticket counters and merges nothing;
-  // null otherwise.
-  unsigned* reset_tickets;
+  // reset_tickets null otherwise. (The count first: no padding before the pointer.)
   int reset_count;
+  unsigned* reset_tickets;
 };
 
 struct ReferenceParams {
