@@ -29,6 +29,22 @@ __device__ __forceinline__ int parts_of_row(const smla::CombineParams& p) {
   return smla::row_parts(balance, row).count;
 }
 
+// A row's lse maximum and sum_s exp(lse_s - max) over its `parts` splits, reduced by one warp
+// (each lane a handful of loads: no block barrier); max_lse is -inf when no split saw a token.
+struct LseWeights {
+  float max_lse;
+  float weight_sum;
+};
+__device__ __forceinline__ LseWeights lse_weights(const float* lse, int parts) {
+  float max_lse = ptx::neg_inf();
+  for (int s = threadIdx.x % 32; s < parts; s += 32) max_lse = fmaxf(max_lse, lse[s]);
+  max_lse = ptx::warp_max(max_lse);
+  if (max_lse == ptx::neg_inf()) return {max_lse, 0.f};
+  float weight_sum = 0.f;
+  for (int s = threadIdx.x % 32; s < parts; s += 32) weight_sum += expf(lse[s] - max_lse);
+  return {max_lse, ptx::warp_sum(weight_sum)};
+}
+
 // sum over this thread's slice of w_s * partial_s[dims], w_s = exp(lse_s - max_lse) / weight_sum.
 __device__ __forceinline__ float4 slice_sum(const float* partials, const float* lse, int first,
                                             int step, int num_splits, float max_lse,
@@ -72,26 +88,22 @@ __global__ void __launch_bounds__(NUM_THREADS)
   const int parts = smla_combine::parts_of_row(p);
   if (parts == 1) return;  // a row one CTA ran: written out by the split kernel
   ptx::grid_dependency_wait();
-  const float kNegInf = ptx::neg_inf();
   const long long bh = static_cast<long long>(blockIdx.y) * p.n_local_heads + blockIdx.x;
   const float* lse = p.partial_lse + bh * p.num_splits;
-  // Every warp reduces the lse values itself (a handful of loads per lane): no block barrier.
-  float max_lse = kNegInf;
-  for (int s = threadIdx.x % 32; s < parts; s += 32) max_lse = fmaxf(max_lse, lse[s]);
-  max_lse = ptx::warp_max(max_lse);
+  // Every warp reduces the lse values itself: no block barrier.
+  const smla_combine::LseWeights weights = smla_combine::lse_weights(lse, parts);
+  const float max_lse = weights.max_lse;
   const int groups = NUM_THREADS / p.dim_chunks;  // 4-dim groups per chunk
   const int group = threadIdx.x % groups;
   const int slice = threadIdx.x / groups;
   const int dim = (blockIdx.z * groups + group) * 4;
   unsigned short* out = p.out + bh * smla::kLatentDim + dim;
-  if (max_lse == kNegInf) {
+  if (max_lse == ptx::neg_inf()) {
     if (slice == 0) *reinterpret_cast<uint2*>(out) = make_uint2(0u, 0u);
-    if (threadIdx.x == 0 && blockIdx.z == 0) p.lse[bh] = kNegInf;
+    if (threadIdx.x == 0 && blockIdx.z == 0) p.lse[bh] = max_lse;
     return;
   }
-  float weight_sum = 0.f;
-  for (int s = threadIdx.x % 32; s < parts; s += 32) weight_sum += expf(lse[s] - max_lse);
-  weight_sum = ptx::warp_sum(weight_sum);
+  const float weight_sum = weights.weight_sum;
   const float* partials = p.partial_out + bh * p.num_splits * smla::kLatentDim + dim;
   slice_sums[threadIdx.x] =
       smla_combine::slice_sum(partials, lse, slice, p.dim_chunks, parts, max_lse, 1.f / weight_sum);

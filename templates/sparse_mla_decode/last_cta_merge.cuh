@@ -10,6 +10,7 @@
 // have long outlasted. No state outlives a launch, so a workspace needs no zeroing by its owner.
 #include "common/async.cuh"
 #include "common/ptx.cuh"
+#include "sparse_mla_decode/combine.cuh"
 #include "sparse_mla_decode/layout.h"
 #include "sparse_mla_decode/params.h"
 
@@ -30,12 +31,15 @@ __device__ __forceinline__ bool took_last_ticket(const smla::SplitParams& p, int
   }
   ptx::named_barrier_sync(1, CONSUMER_THREADS);
   const bool last = *flag != 0u;
-  if (last) __threadfence();  // the other CTAs' partials, seen after their tickets
+  // The other CTAs' partials, seen after their tickets. This CTA's L1 holds none of their lines:
+  // a row's partials are read by its last CTA only.
+  if (last) __threadfence();
   return last;
 }
 
-// The row's heads [first_bh, first_bh + heads): one warp per head at a time, each lane 4 dims x 4.
-// An empty split (weight 0) is not read: its partial need not hold finite data (combine.cuh).
+// The row's heads [first_bh, first_bh + heads): one warp per head at a time, each lane 4 dims x 4,
+// by the combine kernel's formulas (combine.cuh: the lse weights, then each lane's sum over the
+// splits with 8 partial loads in flight; an empty split is not read).
 template <int CONSUMER_THREADS>
 __device__ __forceinline__ void merge_row(const smla::SplitParams& p, long long first_bh,
                                           int heads) {
@@ -44,40 +48,25 @@ __device__ __forceinline__ void merge_row(const smla::SplitParams& p, long long 
   for (int head = threadIdx.x / 32; head < heads; head += kWarps) {
     const long long bh = first_bh + head;
     const float* lse = p.partial_lse + bh * p.num_splits;
-    float max_lse = ptx::neg_inf();
-    for (int s = lane; s < p.num_splits; s += 32) max_lse = fmaxf(max_lse, __ldcg(lse + s));
-    max_lse = ptx::warp_max(max_lse);
+    const smla_combine::LseWeights weights = smla_combine::lse_weights(lse, p.num_splits);
     unsigned short* out = p.out + bh * smla::kLatentDim;
-    if (max_lse == ptx::neg_inf()) {  // no valid token in the row
+    if (weights.max_lse == ptx::neg_inf()) {  // no valid token in the row
       for (int dim = lane * 2; dim < smla::kLatentDim; dim += 64) {
         *reinterpret_cast<unsigned*>(out + dim) = 0u;
       }
-      if (lane == 0) p.lse[bh] = max_lse;
+      if (lane == 0) p.lse[bh] = weights.max_lse;
       continue;
     }
-    float weight_sum = 0.f;
-    for (int s = lane; s < p.num_splits; s += 32) weight_sum += expf(__ldcg(lse + s) - max_lse);
-    weight_sum = ptx::warp_sum(weight_sum);
-    const float inv_sum = 1.f / weight_sum;
     const float* partials = p.partial_out + bh * p.num_splits * smla::kLatentDim;
 #pragma unroll
     for (int part = 0; part < smla::kLatentDim / 128; ++part) {
       const int dim = part * 128 + lane * 4;
-      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-      for (int s = 0; s < p.num_splits; ++s) {
-        const float weight = expf(__ldcg(lse + s) - max_lse) * inv_sum;
-        if (weight == 0.f) continue;
-        const float4 value =
-            __ldcg(reinterpret_cast<const float4*>(partials + s * smla::kLatentDim + dim));
-        sum.x += weight * value.x;
-        sum.y += weight * value.y;
-        sum.z += weight * value.z;
-        sum.w += weight * value.w;
-      }
+      const float4 sum = smla_combine::slice_sum(partials + dim, lse, 0, 1, p.num_splits,
+                                                 weights.max_lse, 1.f / weights.weight_sum);
       *reinterpret_cast<uint2*>(out + dim) =
           make_uint2(ptx::pack_bf16x2(sum.x, sum.y), ptx::pack_bf16x2(sum.z, sum.w));
     }
-    if (lane == 0) p.lse[bh] = max_lse + logf(weight_sum);
+    if (lane == 0) p.lse[bh] = weights.max_lse + logf(weights.weight_sum);
   }
 }
 
