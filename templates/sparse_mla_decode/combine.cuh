@@ -29,23 +29,39 @@ __device__ __forceinline__ int parts_of_row(const smla::CombineParams& p) {
   return smla::row_parts(balance, row).count;
 }
 
+// A load of the partials or their lse. THROUGH_L2 (ld.global.cg) for merge 3's last CTA, which
+// reads what other CTAs of its own grid wrote (last_cta_merge.cuh): this SM's L1 must not answer.
+// The combine kernel runs after the grid that wrote them, and keeps its plain loads.
+template <bool THROUGH_L2, typename T>
+__device__ __forceinline__ T load(const T* address) {
+  if constexpr (THROUGH_L2) {
+    return __ldcg(address);
+  } else {
+    return *address;
+  }
+}
+
 // A row's lse maximum and sum_s exp(lse_s - max) over its `parts` splits, reduced by one warp
 // (each lane a handful of loads: no block barrier); max_lse is -inf when no split saw a token.
 struct LseWeights {
   float max_lse;
   float weight_sum;
 };
+template <bool THROUGH_L2>
 __device__ __forceinline__ LseWeights lse_weights(const float* lse, int parts) {
   float max_lse = ptx::neg_inf();
-  for (int s = threadIdx.x % 32; s < parts; s += 32) max_lse = fmaxf(max_lse, lse[s]);
+  for (int s = threadIdx.x % 32; s < parts; s += 32)
+    max_lse = fmaxf(max_lse, load<THROUGH_L2>(lse + s));
   max_lse = ptx::warp_max(max_lse);
   if (max_lse == ptx::neg_inf()) return {max_lse, 0.f};
   float weight_sum = 0.f;
-  for (int s = threadIdx.x % 32; s < parts; s += 32) weight_sum += expf(lse[s] - max_lse);
+  for (int s = threadIdx.x % 32; s < parts; s += 32)
+    weight_sum += expf(load<THROUGH_L2>(lse + s) - max_lse);
   return {max_lse, ptx::warp_sum(weight_sum)};
 }
 
 // sum over this thread's slice of w_s * partial_s[dims], w_s = exp(lse_s - max_lse) / weight_sum.
+template <bool THROUGH_L2>
 __device__ __forceinline__ float4 slice_sum(const float* partials, const float* lse, int first,
                                             int step, int num_splits, float max_lse,
                                             float inv_weight_sum) {
@@ -56,10 +72,12 @@ __device__ __forceinline__ float4 slice_sum(const float* partials, const float* 
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) {
       const int s = base + j * step;
-      weight[j] = s < num_splits ? expf(lse[s] - max_lse) * inv_weight_sum : 0.f;
+      weight[j] = s < num_splits ? expf(load<THROUGH_L2>(lse + s) - max_lse) * inv_weight_sum : 0.f;
       // An empty split (weight 0) is not read: its partial need not hold finite data.
-      part[j] = weight[j] != 0.f ? *reinterpret_cast<const float4*>(partials + s * smla::kLatentDim)
-                                 : make_float4(0.f, 0.f, 0.f, 0.f);
+      part[j] =
+          weight[j] != 0.f
+              ? load<THROUGH_L2>(reinterpret_cast<const float4*>(partials + s * smla::kLatentDim))
+              : make_float4(0.f, 0.f, 0.f, 0.f);
     }
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) {
@@ -91,7 +109,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   const long long bh = static_cast<long long>(blockIdx.y) * p.n_local_heads + blockIdx.x;
   const float* lse = p.partial_lse + bh * p.num_splits;
   // Every warp reduces the lse values itself: no block barrier.
-  const smla_combine::LseWeights weights = smla_combine::lse_weights(lse, parts);
+  const smla_combine::LseWeights weights = smla_combine::lse_weights<false>(lse, parts);
   const float max_lse = weights.max_lse;
   const int groups = NUM_THREADS / p.dim_chunks;  // 4-dim groups per chunk
   const int group = threadIdx.x % groups;
@@ -105,8 +123,8 @@ __global__ void __launch_bounds__(NUM_THREADS)
   }
   const float weight_sum = weights.weight_sum;
   const float* partials = p.partial_out + bh * p.num_splits * smla::kLatentDim + dim;
-  slice_sums[threadIdx.x] =
-      smla_combine::slice_sum(partials, lse, slice, p.dim_chunks, parts, max_lse, 1.f / weight_sum);
+  slice_sums[threadIdx.x] = smla_combine::slice_sum<false>(partials, lse, slice, p.dim_chunks,
+                                                           parts, max_lse, 1.f / weight_sum);
   __syncthreads();
   if (slice != 0) return;
   float4 sum = slice_sums[group];

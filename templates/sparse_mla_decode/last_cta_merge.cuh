@@ -31,8 +31,7 @@ __device__ __forceinline__ bool took_last_ticket(const smla::SplitParams& p, int
   }
   ptx::named_barrier_sync(1, CONSUMER_THREADS);
   const bool last = *flag != 0u;
-  // The other CTAs' partials, seen after their tickets. This CTA's L1 holds none of their lines:
-  // a row's partials are read by its last CTA only.
+  // The other CTAs' partials, seen after their tickets (read through L2: combine.cuh).
   if (last) __threadfence();
   return last;
 }
@@ -48,7 +47,7 @@ __device__ __forceinline__ void merge_row(const smla::SplitParams& p, long long 
   for (int head = threadIdx.x / 32; head < heads; head += kWarps) {
     const long long bh = first_bh + head;
     const float* lse = p.partial_lse + bh * p.num_splits;
-    const smla_combine::LseWeights weights = smla_combine::lse_weights(lse, p.num_splits);
+    const smla_combine::LseWeights weights = smla_combine::lse_weights<true>(lse, p.num_splits);
     unsigned short* out = p.out + bh * smla::kLatentDim;
     if (weights.max_lse == ptx::neg_inf()) {  // no valid token in the row
       for (int dim = lane * 2; dim < smla::kLatentDim; dim += 64) {
@@ -61,8 +60,8 @@ __device__ __forceinline__ void merge_row(const smla::SplitParams& p, long long 
 #pragma unroll
     for (int part = 0; part < smla::kLatentDim / 128; ++part) {
       const int dim = part * 128 + lane * 4;
-      const float4 sum = smla_combine::slice_sum(partials + dim, lse, 0, 1, p.num_splits,
-                                                 weights.max_lse, 1.f / weights.weight_sum);
+      const float4 sum = smla_combine::slice_sum<true>(partials + dim, lse, 0, 1, p.num_splits,
+                                                       weights.max_lse, 1.f / weights.weight_sum);
       *reinterpret_cast<uint2*>(out + dim) =
           make_uint2(ptx::pack_bf16x2(sum.x, sum.y), ptx::pack_bf16x2(sum.z, sum.w));
     }
