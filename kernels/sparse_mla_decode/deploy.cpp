@@ -12,7 +12,15 @@ namespace {
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-constexpr std::size_t kAlignment = 256;  // partial_lse starts on a 256-byte boundary
+constexpr std::size_t kAlignment = 256;  // partial_lse and the row tickets: 256-byte boundaries
+std::size_t align_up(std::size_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+// merge 3's row tickets: one per (batch item, head group).
+int ticket_count(const DecodeDims& dims, const SplitPlan& plan) {
+  return dims.batch * plan.head_groups;
+}
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Balanced: N CTAs over every row's tiles; num_splits is the most CTAs any row spans.
@@ -170,13 +178,14 @@ smla::CombineParams pack_reset(const DecodeBuffers& buffers, const DecodeDims& d
                                const SplitPlan& plan) {
   smla::CombineParams reset{};
   reset.reset_tickets = device_pointer<unsigned>(buffers.row_tickets);
-  reset.reset_count = dims.batch * plan.head_groups;
+  reset.reset_count = ticket_count(dims, plan);
   return reset;
 }
 
 std::array<unsigned, 3> reset_grid(const DecodeDims& dims, const SplitPlan& plan) {
-  const int tickets = dims.batch * plan.head_groups;
-  return {static_cast<unsigned>(ceil_div(tickets, static_cast<int>(kCombineThreads))), 1u, 1u};
+  return {
+      static_cast<unsigned>(ceil_div(ticket_count(dims, plan), static_cast<int>(kCombineThreads))),
+      1u, 1u};
 }
 
 WorkspaceLayout workspace_layout(const DecodeDims& dims, const SplitPlan& plan) {
@@ -186,13 +195,12 @@ WorkspaceLayout workspace_layout(const DecodeDims& dims, const SplitPlan& plan) 
                            static_cast<std::size_t>(dims.local_heads) *
                            static_cast<std::size_t>(plan.num_splits);
   const std::size_t out_bytes = rows * static_cast<std::size_t>(smla::kLatentDim) * sizeof(float);
-  layout.partial_lse_offset = (out_bytes + kAlignment - 1) / kAlignment * kAlignment;
+  layout.partial_lse_offset = align_up(out_bytes);
   layout.bytes = layout.partial_lse_offset + rows * sizeof(float);
   if (plan.merges_last_cta()) {
-    layout.tickets_offset = (layout.bytes + kAlignment - 1) / kAlignment * kAlignment;
-    layout.bytes = layout.tickets_offset + static_cast<std::size_t>(dims.batch) *
-                                               static_cast<std::size_t>(plan.head_groups) *
-                                               sizeof(unsigned);
+    layout.tickets_offset = align_up(layout.bytes);
+    layout.bytes = layout.tickets_offset +
+                   static_cast<std::size_t>(ticket_count(dims, plan)) * sizeof(unsigned);
   }
   return layout;
 }
