@@ -53,6 +53,9 @@ void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch,
   const DecodeBuffers buffers = place_partials({0x1000, 0x2000, 0x3000, 0x4000, 0x5000}, 0x10000000,
                                                workspace_layout(dims, plan));
   const smla::SplitParams want = pack_split(buffers, dims, plan, 0.0625f);
+  // Bytes, not fields: the kernel receives these bytes. The blocks have no inner padding
+  // (static_asserts in params.h), so a float's two zeros cannot make equal blocks differ.
+  // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison)
   CHECK(std::memcmp(split.params.data(), &want, sizeof want) == 0);
   CHECK((want.row_tickets != nullptr) == last_cta);
   if (last_cta) {
@@ -62,6 +65,7 @@ void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch,
     CHECK(recorded[0].smem == 0);
     CHECK(recorded[0].order == LaunchOrder::stream);
     const smla::CombineParams reset_params = pack_reset(buffers, dims, plan);
+    // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): bytes, as above
     CHECK(std::memcmp(recorded[0].params.data(), &reset_params, sizeof reset_params) == 0);
     return;
   }
@@ -71,6 +75,7 @@ void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch,
   CHECK(recorded[1].smem == 0);  // launch.cpp launches combine without dynamic shared memory
   CHECK(recorded[1].order == (config.merge == 1 ? LaunchOrder::programmatic : LaunchOrder::stream));
   const smla::CombineParams combined = pack_combine(buffers, dims, plan);
+  // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): bytes, as above
   CHECK(std::memcmp(recorded[1].params.data(), &combined, sizeof combined) == 0);
 }
 

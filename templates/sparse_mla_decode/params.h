@@ -50,6 +50,11 @@ struct CombineParams {
   unsigned* reset_tickets;
 };
 
+// No inner padding: each block's size is the sum of its fields, so two blocks with equal fields
+// have equal bytes (the serving tests compare the bytes the kernel receives).
+static_assert(sizeof(SplitParams) == 8 * sizeof(void*) + 10 * sizeof(int), "SplitParams padded");
+static_assert(sizeof(CombineParams) == 5 * sizeof(void*) + 8 * sizeof(int), "CombineParams padded");
+
 struct ReferenceParams {
   const unsigned short* q;
   const unsigned char* kv;
