@@ -7,8 +7,9 @@
 #          then the correctness matrix on the fenced kernel, judged on the device (1cc440b), part by
 #          part (every compile key x launch variant at batch {1, 7, 64, 128} x topk {2048, 600,
 #          5}); a part stopped by its limit says so ("rc=124") and the rows it printed stand.
-#          Further arguments name the parts (default: all six).
-# Usage: BUDGET_S=560 scripts/h200_s15.sh merge|matrix [PART ...]   (carry .devcarry; $OUT/s15)
+#          Further arguments name the parts (default: all six), each FORMAT:TP[@BATCHES], e.g.
+#          bf16:1@1,7,128 (the matrix's batches 1,7,64,128 unless named).
+# Usage: BUDGET_S=560 scripts/h200_s15.sh merge|matrix [FORMAT:TP[@BATCHES] ...]   (carry .devcarry; $OUT/s15)
 step=${1:?usage: scripts/h200_s15.sh merge|matrix [PART ...]}
 shift
 source scripts/device_call_env.sh
@@ -42,12 +43,16 @@ case $step in
     for part in "${parts[@]}"; do
       remaining=$(left)
       [ "$remaining" -gt 60 ] || { echo "$part: not run (${remaining} s left)"; continue; }
-      name=${part//:/_}
-      TUNER_GPU_MATRIX=$part TUNER_GPU_LOG=$logs/checks_$name.log timeout "$((remaining - 20))" \
+      format_tp=${part%%@*}
+      batches=1,7,64,128
+      [ "$format_tp" = "$part" ] || batches=${part#*@}
+      name=${part//[:@,]/_}
+      TUNER_GPU_MATRIX=$format_tp TUNER_GPU_MATRIX_BATCHES=$batches \
+        TUNER_GPU_LOG=$logs/checks_$name.log timeout "$((remaining - 20))" \
         build/tests/gpu_sparse_mla_decode -tc="every config*" >"$logs/matrix_$name.log" 2>&1
       echo "$part rc=$? at $(($(date +%s) - began)) s"
     done
-    grep -h "FAIL " "$logs"/matrix_*.log | head -n 20 | cut -c1-300
+    grep -h "FAIL \|ERROR\|CRASHED" "$logs"/matrix_*.log | head -n 20 | cut -c1-300
     grep -hE "^(fp8_ds_mla|bf16) " "$logs"/matrix_*.log
     ;;
   *) echo "unknown step '$step': use merge or matrix" >&2; exit 2 ;;
