@@ -193,11 +193,13 @@ std::string measured_trim(const KernelConfig& config) {
     return "measured to lose: the cluster merge (merge 2) is swept on the 4 consumer + 2 producer "
            "warp kernels (every winner from batch 2 up runs them)";
   }
-  if (config.merge == smla::kMergeLastCta && (config.num_warps != 4 || config.producers != 2)) {
-    // Not measured yet: like merge 2, swept first on the structure every winner from batch 2 up
-    // runs, so that the default sweep's screens grow by that structure's launches only.
-    return "left out for sweep time: the last-CTA merge (merge 3) is swept on the 4 consumer + 2 "
-           "producer warp kernels (every winner from batch 2 up runs them)";
+  if (config.merge == smla::kMergeLastCta) {
+    // H200, 2026-12-03 (BENCHMARKS.md section 7, fifteenth session): on the winners' 4 + 2 warp
+    // structure, the fastest merge-3 launch trailed merges 1 / 2 by 5.4x / 2.7x / 1.65x / 1.33x /
+    // 1.19x at batch 1 / 8 / 32 / 64 / 128 and 1.02x at 256; at 512 (one split per row) it is
+    // merge 0's launch. The last CTA's merge of a row waits on its loads from L2 one head at a time.
+    return "measured to lose: the last-CTA merge (merge 3) trailed merges 1 and 2 at batch "
+           "1-256 (1.02-5.4x); one CTA's merge of a row is bound by its loads' latency";
   }
   if (config.schedule == smla::kScheduleBalanced &&
       (config.num_warps != 4 || config.producers != 2)) {
