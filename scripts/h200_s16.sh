@@ -7,10 +7,15 @@
 #            stream-ordered). The intercept of µs over tiles per CTA is the fixed cost, the slope a
 #            tile's; merge 0 - merge 1 is what the programmatic launch hides of the combine.
 #            Then the corner cases on this tree (merge 3's code is inside the split kernel).
+#   ab       whether merge 3's code in the split kernel costs the launches that do not use it: the
+#            tuner before merge 3 (.devcarry/bin/tuner_old from `scripts/devcarry_old_tuner.sh
+#            e688c58`) against this one, rounds old/new/old/new, winners' structure, merge 1 | 2,
+#            batches 1-128. (The fifteenth session read 10.58 µs at batch 1 against 10.10-10.14 in
+#            the fourteenth, on another machine: not attributed.)
 # The correctness matrix rows still owed: `BUDGET_S=560 scripts/h200_s15.sh matrix
 # fp8_ds_mla:1@1,7,128` (fp8, 64 heads).
-# Usage: BUDGET_S=300 scripts/h200_s16.sh fixed   (carry .devcarry; logs in $OUT/s16_fixed.tgz)
-step=${1:?usage: scripts/h200_s16.sh fixed}
+# Usage: scripts/h200_s16.sh fixed|ab   (carry .devcarry; logs in $OUT/s16_STEP.tgz)
+step=${1:?usage: scripts/h200_s16.sh fixed|ab}
 source scripts/device_call_env.sh
 logs=$out/s16_$step
 mkdir -p "$logs"
@@ -35,6 +40,22 @@ case $step in
       -tce="every config*" >"$logs/corners.log" 2>&1
     echo "corners rc=$? $(grep -E 'test cases' "$logs/corners.log" | tail -n 1)"
     ;;
-  *) echo "unknown step '$step': use fixed" >&2; exit 2 ;;
+  ab)
+    [ -x .devcarry/bin/tuner_old ] || { echo "no .devcarry/bin/tuner_old" >&2; exit 2; }
+    where="block_h=16,block_t=64,num_stages=2,kv_unpack=0,ctas_per_sm=1,mma_path=1,num_warps=4"
+    for round in 1 2; do
+      for build in old new; do
+        bin=build/tuner/tuner
+        [ "$build" = old ] && bin=.devcarry/bin/tuner_old
+        log=$logs/${build}_$round.log
+        XDG_CACHE_HOME=/tmp/s16_cache_$build timeout 100 $bin bench --batches 1,8,32,64,128 \
+          --where "$where,producers=2,merge=1|2" --no-default >"$log" 2>&1
+        echo "$build round $round rc=$? $(grep -E '\(fastest\)' "$log" |
+          awk '{for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+$/) {print $1, $i; break}}' |
+          tr '\n' ' ')"
+      done
+    done
+    ;;
+  *) echo "unknown step '$step': use fixed or ab" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s16_$step.tgz" "s16_$step" && rm -rf "$logs"
