@@ -13,10 +13,10 @@
 #            batches 1-128. (The fifteenth session read 10.58 µs at batch 1 against 10.10-10.14 in
 #            the fourteenth, on another machine: not attributed.)
 # The correctness matrix rows still owed (fp8, 64 heads), in two calls: `BUDGET_S=560
-# scripts/h200_s15.sh matrix fp8_ds_mla:1@128` and `... fp8_ds_mla:1@1,7`. The fifteenth session's
-# batch-64 rows took ~13 ms a check (7,272 checks a row) after a compile of ~2,000 keys, and the
-# batch-128 row had 2,931 checks done after ~100 s; where that time goes (the reference per compile
-# key, the module loads) is not measured.
+# scripts/h200_s15.sh matrix fp8_ds_mla:1@128` and `... fp8_ds_mla:1@1,7`. In the fifteenth
+# session that part ran 453 s for its compile (2,068 keys), the three batch-64 rows (7,272 checks
+# each) and 2,931 checks of the first batch-128 row; where the time goes (the compile, the
+# reference per compile key, the module loads) was not measured.
 # Usage: scripts/h200_s16.sh fixed|ab   (carry .devcarry; logs in $OUT/s16_STEP.tgz)
 step=${1:?usage: scripts/h200_s16.sh fixed|ab}
 source scripts/device_call_env.sh
