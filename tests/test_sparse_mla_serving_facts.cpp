@@ -53,8 +53,9 @@ void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch,
   const DecodeBuffers buffers = place_partials({0x1000, 0x2000, 0x3000, 0x4000, 0x5000}, 0x10000000,
                                                workspace_layout(dims, plan));
   const smla::SplitParams want = pack_split(buffers, dims, plan, 0.0625f);
-  // Bytes, not fields: the kernel receives these bytes. The blocks have no inner padding
-  // (static_asserts in params.h), so a float's two zeros cannot make equal blocks differ.
+  // Bytes, not fields: the kernel receives these bytes, so they must match exactly (a -0.0f
+  // where +0.0f was packed would rightly differ here). params.h asserts the blocks have no inner
+  // padding, so no indeterminate bytes are compared.
   // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison)
   CHECK(std::memcmp(split.params.data(), &want, sizeof want) == 0);
   CHECK((want.row_tickets != nullptr) == last_cta);

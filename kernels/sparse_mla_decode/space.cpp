@@ -197,8 +197,8 @@ std::string measured_trim(const KernelConfig& config) {
     // H200, 2026-12-03 (BENCHMARKS.md section 7, fifteenth session): on the winners' 4 + 2 warp
     // structure, the fastest merge-3 launch trailed merges 1 / 2 by 5.4x / 2.7x / 1.65x / 1.33x /
     // 1.19x at batch 1 / 8 / 32 / 64 / 128 and 1.02x at 256; at 512 (one split per row) it is
-    // merge 0's launch. The last CTA's merge of a row waits on its loads from L2 one head at a
-    // time.
+    // merge 0's launch. The last CTA merges its row alone, a warp per head, each head a chain of
+    // loads from L2.
     return "measured to lose: the last-CTA merge (merge 3) trailed merges 1 and 2 at batch "
            "1-256 (1.02-5.4x); one CTA's merge of a row is bound by its loads' latency";
   }
