@@ -160,11 +160,7 @@ TEST_CASE("structural rules of the mma paths name what the kernel cannot do") {
   CHECK(measured_trim(config).rfind("measured to lose: the cluster merge (merge 2)", 0) == 0);
   config.merge = 1;
   CHECK(measured_trim(config).empty());  // merge 0 and 1 on every kernel
-  // The last-CTA merge: planned on the pipelined kernels, trimmed on all of them (measured).
-  config = pipelined;
-  config.merge = 3;
-  CHECK(shape_mismatch(config, fp8).empty());
-  CHECK(measured_trim(config).rfind("measured to lose: the last-CTA merge (merge 3)", 0) == 0);
+  // merge 3's rules and trim: test_sparse_mla_last_cta.
   // e4m3 MMA is planned where it is native.
   config = pipelined;
   config.mma_path = 2;
