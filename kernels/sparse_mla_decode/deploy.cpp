@@ -188,6 +188,14 @@ std::array<unsigned, 3> reset_grid(const DecodeDims& dims, const SplitPlan& plan
       1u, 1u};
 }
 
+LaunchOrder split_order(const SplitPlan& plan) {
+  return plan.merges_last_cta() ? LaunchOrder::programmatic : LaunchOrder::stream;
+}
+
+LaunchOrder combine_order(int merge) {
+  return merge == smla::kMergeCombinePdl ? LaunchOrder::programmatic : LaunchOrder::stream;
+}
+
 WorkspaceLayout workspace_layout(const DecodeDims& dims, const SplitPlan& plan) {
   WorkspaceLayout layout;
   if (!plan.keeps_partials()) return layout;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/cluster_capacity.hpp"
+#include "core/launch_order.hpp"
 #include "templates/sparse_mla_decode/params.h"
 #include "templates/sparse_mla_decode/schedule.h"
 
@@ -107,6 +108,11 @@ smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims&
 smla::CombineParams pack_reset(const DecodeBuffers& buffers, const DecodeDims& dims,
                                const SplitPlan& plan);
 std::array<unsigned, 3> reset_grid(const DecodeDims& dims, const SplitPlan& plan);
+// How the split and the combine order on the stream (the tuner's and the serving launches): the
+// split after merge 3's ticket reset as its programmatic dependent, the combine after the split
+// as its programmatic dependent under merge 1; stream-ordered otherwise.
+LaunchOrder split_order(const SplitPlan& plan);
+LaunchOrder combine_order(int merge);
 
 // The combine kernel's block size (combine.cuh is written for it).
 inline constexpr unsigned kCombineThreads = 128;

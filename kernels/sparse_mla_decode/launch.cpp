@@ -63,20 +63,17 @@ void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
   }
   smla::SplitParams split = pack_split(buffers, dims, plan, softmax_scale);
   void* split_args[] = {&split};
-  cuda::launch(
-      kernels.split, {geometry.split_grid[0], geometry.split_grid[1], geometry.split_grid[2]},
-      {geometry.split_threads, 1, 1}, geometry.split_smem_bytes, stream, split_args,
-      context_of(kernels) + " split",
-      plan.merges_last_cta() ? LaunchOrder::programmatic : LaunchOrder::stream, plan.cluster_x());
+  cuda::launch(kernels.split,
+               {geometry.split_grid[0], geometry.split_grid[1], geometry.split_grid[2]},
+               {geometry.split_threads, 1, 1}, geometry.split_smem_bytes, stream, split_args,
+               context_of(kernels) + " split", split_order(plan), plan.cluster_x());
   if (!geometry.runs_combine()) return;
   smla::CombineParams combine = pack_combine(buffers, dims, plan);
   void* combine_args[] = {&combine};
   cuda::launch(kernels.combine,
                {geometry.combine_grid[0], geometry.combine_grid[1], geometry.combine_grid[2]},
                {geometry.combine_threads, 1, 1}, 0, stream, combine_args,
-               context_of(kernels) + " combine",
-               kernels.config.merge == smla::kMergeCombinePdl ? LaunchOrder::programmatic
-                                                              : LaunchOrder::stream);
+               context_of(kernels) + " combine", combine_order(kernels.config.merge));
 }
 
 void launch_reference(const UtilityKernels& utility, const DeviceProblem& problem, int index_set,

@@ -129,18 +129,14 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
   const std::array<unsigned, 3> split_dims = split_grid(planned.dims, planned.plan);
   result = launch_kernel(split.function, split_dims[0], split_dims[1], split_dims[2],
                          split.block_threads, split.dynamic_smem, stream, split_args,
-                         last_cta ? LaunchOrder::programmatic : LaunchOrder::stream,
-                         planned.plan.cluster_x());
+                         split_order(planned.plan), planned.plan.cluster_x());
   if (result == CUDA_SUCCESS && planned.plan.runs_combine()) {
     smla::CombineParams combine_params = pack_combine(buffers, planned.dims, planned.plan);
     void* combine_args[] = {&combine_params};
     const std::array<unsigned, 3> grid = combine_grid(planned.dims, planned.plan);
-    result =
-        launch_kernel(combine.function, grid[0], grid[1], grid[2], combine.block_threads,
-                      combine.dynamic_smem, stream, combine_args,
-                      config.values[kMerge] == smla::kMergeCombinePdl ? LaunchOrder::programmatic
-                                                                      : LaunchOrder::stream,
-                      1);
+    result = launch_kernel(combine.function, grid[0], grid[1], grid[2], combine.block_threads,
+                           combine.dynamic_smem, stream, combine_args,
+                           combine_order(static_cast<int>(config.values[kMerge])), 1);
   }
   if (result != CUDA_SUCCESS) return {ServeStatus::launch_failed, "cuLaunchKernel failed", result};
   return {};
