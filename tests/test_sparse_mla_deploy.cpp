@@ -306,7 +306,7 @@ TEST_CASE("serve launch: merge 2 launches the splits as clusters, no combine, no
   CHECK(recorded[0].order == LaunchOrder::stream);
   smla::SplitParams split;
   std::memcpy(&split, recorded[0].params.data(), sizeof split);
-  CHECK(split.cluster_merge == 1);
+  CHECK(split.partials == smla::kPartialsCluster);
   CHECK(split.num_splits == 8);
   CHECK(split.tokens_per_split == 256);
   // Batch 128: one split, no cluster, the bf16 output written directly.
@@ -317,7 +317,7 @@ TEST_CASE("serve launch: merge 2 launches the splits as clusters, no combine, no
   CHECK(recorded[0].grid[0] == 1);
   CHECK(recorded[0].cluster_x == 1);
   std::memcpy(&split, recorded[0].params.data(), sizeof split);
-  CHECK(split.cluster_merge == 0);
+  CHECK(split.partials == smla::kPartialsFp32);
 }
 
 TEST_CASE("serve launch refusals enqueue nothing and say why") {

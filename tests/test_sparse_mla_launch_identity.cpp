@@ -44,14 +44,14 @@ std::string identity(const KernelConfig& config, KvFormat kv, int batch, int loc
 }
 
 // Every launch-time variant (TARGET_CTAS x merge) of one compiled kernel, `schedule` given (the
-// balanced schedule takes no cluster merge).
+// balanced schedule takes neither the cluster nor the last-CTA merge).
 std::vector<KernelConfig> launch_variants(int block_h, int block_t, int num_stages, int producers,
                                           int schedule) {
   std::vector<KernelConfig> variants;
   for (const int target : {128, 256, 512, 1024}) {
-    for (const int merge : {0, 1, 2, 3}) {
-      if (schedule == 1 && merge >= 2) continue;
-      if (merge == 3 && producers == 0) continue;  // merge 3 runs on the pipelined kernels
+    for (const int merge : {0, 1, 2, 3, 4}) {
+      if (schedule == 1 && (merge == 2 || merge == 3)) continue;
+      if (merge >= 3 && producers == 0) continue;  // merges 3 and 4 run on the pipelined kernels
       variants.push_back({.block_t = block_t,
                           .block_h = block_h,
                           .num_stages = num_stages,
@@ -143,19 +143,24 @@ TEST_CASE("launch identity: one split makes merge and TARGET_CTAS moot, a compil
       .block_t = 64, .num_stages = 2, .mma_path = 1, .producers = 2, .target_ctas = 128};
   const std::string one_split = identity(config, KvFormat::fp8_ds_mla, 512);
   for (const int target : {256, 512}) {
-    for (const int merge : {0, 1, 2}) {
+    for (const int merge : {0, 1, 2, 4}) {
       config.target_ctas = target;
       config.merge = merge;
       CHECK(identity(config, KvFormat::fp8_ds_mla, 512) == one_split);
     }
   }
-  config.target_ctas = 1024;  // two splits: the three merges are three launches
+  config.target_ctas = 1024;  // two splits: the four merges are four launches
   config.merge = 0;
   const std::string stream = identity(config, KvFormat::fp8_ds_mla, 512);
   config.merge = 1;
   const std::string pdl = identity(config, KvFormat::fp8_ds_mla, 512);
   config.merge = 2;
   const std::string cluster = identity(config, KvFormat::fp8_ds_mla, 512);
+  config.merge = 4;
+  const std::string bf16_partials = identity(config, KvFormat::fp8_ds_mla, 512);
+  CHECK(bf16_partials != pdl);  // the same launch order, other partials
+  CHECK(bf16_partials != stream);
+  CHECK(bf16_partials != cluster);
   CHECK(stream != one_split);
   CHECK(stream != pdl);
   CHECK(pdl != cluster);

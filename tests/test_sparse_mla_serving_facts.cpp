@@ -74,7 +74,8 @@ void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch,
   for (int d = 0; d < 3; ++d) CHECK(recorded[1].grid[d] == geometry.combine_grid[d]);
   CHECK(recorded[1].block == geometry.combine_threads);
   CHECK(recorded[1].smem == 0);  // launch.cpp launches combine without dynamic shared memory
-  CHECK(recorded[1].order == (config.merge == 1 ? LaunchOrder::programmatic : LaunchOrder::stream));
+  const bool programmatic = config.merge == 1 || config.merge == 4;  // merge 4: merge 1, bf16
+  CHECK(recorded[1].order == (programmatic ? LaunchOrder::programmatic : LaunchOrder::stream));
   const smla::CombineParams combined = pack_combine(buffers, dims, plan);
   // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): bytes, as above
   CHECK(std::memcmp(recorded[1].params.data(), &combined, sizeof combined) == 0);
@@ -90,7 +91,7 @@ TEST_CASE("the serving launch from frozen launch facts is the tuner's launch, pa
         for (const int producers : {0, 2}) {
           for (const int target : {128, 1024}) {
             for (const int batch : {1, 7, 64, 512}) {
-              for (const int merge : {0, 1, 2, 3}) {
+              for (const int merge : {0, 1, 2, 3, 4}) {
                 KernelConfig config;
                 config.block_t = block_t;
                 config.num_warps = num_warps;
@@ -109,7 +110,7 @@ TEST_CASE("the serving launch from frozen launch facts is the tuner's launch, pa
       }
     }
   }
-  CHECK(cases == 2 * 2 * 2 * 2 * 2 * 4 * 4);
+  CHECK(cases == 2 * 2 * 2 * 2 * 2 * 4 * 5);
 }
 
 TEST_CASE("with a cluster capacity the serving launch is still the tuner's, and it caps merge 2") {

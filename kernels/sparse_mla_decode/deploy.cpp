@@ -90,6 +90,7 @@ SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params,
   plan.block_h = params.block_h;
   plan.head_groups = ceil_div(dims.local_heads, params.block_h);
   const int tiles = plan.tiles_per_row = ceil_div(dims.topk, params.block_t);
+  plan.bf16_partials = params.merge == smla::kMergeCombineBf16;  // either schedule
   if (plan_balanced(dims, params, capacity, plan)) return plan;
   // Rounded down, so that the grid never exceeds TARGET_CTAS (unless one split already does): a
   // config tuned at one batch keeps its number of waves at the smaller batches the bucket rule
@@ -148,7 +149,10 @@ smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dim
   split.num_splits = plan.num_splits;
   split.tokens_per_split = plan.tokens_per_split;
   split.scale_log2 = softmax_scale * kLog2e;
-  split.cluster_merge = plan.merges_in_cluster() ? 1 : 0;
+  // A row one CTA runs whole writes no partials: the field then says fp32, as under merge 1.
+  split.partials = plan.merges_in_cluster()                      ? smla::kPartialsCluster
+                   : plan.bf16_partials && plan.keeps_partials() ? smla::kPartialsBf16
+                                                                 : smla::kPartialsFp32;
   split.balanced_ctas = plan.balanced_ctas;
   split.head_groups = plan.head_groups;
   split.tiles_per_row = plan.tiles_per_row;
@@ -171,6 +175,8 @@ smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims&
   combine.balanced_ctas = plan.balanced_ctas;
   combine.block_h = plan.block_h;
   combine.tiles_per_row = plan.tiles_per_row;
+  combine.bf16_partials = plan.bf16_partials ? 1 : 0;
+  combine.head_groups = plan.head_groups;
   return combine;
 }
 
@@ -193,7 +199,9 @@ LaunchOrder split_order(const SplitPlan& plan) {
 }
 
 LaunchOrder combine_order(int merge) {
-  return merge == smla::kMergeCombinePdl ? LaunchOrder::programmatic : LaunchOrder::stream;
+  return merge == smla::kMergeCombinePdl || merge == smla::kMergeCombineBf16
+             ? LaunchOrder::programmatic
+             : LaunchOrder::stream;
 }
 
 WorkspaceLayout workspace_layout(const DecodeDims& dims, const SplitPlan& plan) {
@@ -202,7 +210,8 @@ WorkspaceLayout workspace_layout(const DecodeDims& dims, const SplitPlan& plan) 
   const std::size_t rows = static_cast<std::size_t>(dims.batch) *
                            static_cast<std::size_t>(dims.local_heads) *
                            static_cast<std::size_t>(plan.num_splits);
-  const std::size_t out_bytes = rows * static_cast<std::size_t>(smla::kLatentDim) * sizeof(float);
+  const std::size_t element_bytes = plan.bf16_partials ? 2 : sizeof(float);
+  const std::size_t out_bytes = rows * static_cast<std::size_t>(smla::kLatentDim) * element_bytes;
   layout.partial_lse_offset = align_up(out_bytes);
   layout.bytes = layout.partial_lse_offset + rows * sizeof(float);
   if (plan.merges_last_cta()) {

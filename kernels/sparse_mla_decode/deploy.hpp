@@ -48,9 +48,11 @@ struct SplitPlan {
   int balanced_ctas = 0;
   // merge 3: the CTA that finishes a row last merges it (per-row splits only, last_cta_merge.cuh).
   bool last_cta = false;
+  // merge 4: the partials are stored as bf16 (half the workspace's partial bytes).
+  bool bf16_partials = false;
   bool merges_in_cluster() const { return cluster && num_splits > 1; }
   bool merges_last_cta() const { return last_cta && num_splits > 1; }
-  // The split's fp32 partials go through global memory (the workspace).
+  // The split's partials (fp32, or bf16 under merge 4) go through global memory (the workspace).
   bool keeps_partials() const { return num_splits > 1 && !cluster; }
   // The combine kernel merges them after the split; under merge 3 it runs before the split, only
   // to zero the row tickets (pack_reset).
@@ -125,10 +127,10 @@ int combine_dim_chunks(int num_splits);
 // The combine's grid (x, y, z) = (local_heads, batch, combine_dim_chunks(num_splits)).
 std::array<unsigned, 3> combine_grid(const DecodeDims& dims, const SplitPlan& plan);
 
-// Workspace layout: partial_out (fp32 [batch][heads][splits][512]) at offset 0, then partial_lse
-// (fp32 [batch][heads][splits]) at the next 256-byte boundary, then under merge 3 the row tickets
-// (u32 [batch][head_groups]) at the next. 0 bytes when the plan keeps no partials. Each launch
-// zeroes the tickets itself: a workspace needs no initialising.
+// Workspace layout: partial_out (fp32, under merge 4 bf16, [batch][heads][splits][512]) at offset
+// 0, then partial_lse (fp32 [batch][heads][splits]) at the next 256-byte boundary, then under merge
+// 3 the row tickets (u32 [batch][head_groups]) at the next. 0 bytes when the plan keeps no
+// partials. Each launch zeroes the tickets itself: a workspace needs no initialising.
 struct WorkspaceLayout {
   std::size_t partial_lse_offset = 0;
   std::size_t tickets_offset = 0;  // 0: no tickets

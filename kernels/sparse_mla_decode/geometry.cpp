@@ -35,7 +35,9 @@ std::string launch_facts_text(const KernelConfig& config, const Shape& shape) {
     return std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
   };
   const std::string order =
-      config.merge == smla::kMergeCombinePdl ? " order=programmatic" : " order=stream";
+      std::string(combine_order(config.merge) == LaunchOrder::programmatic ? " order=programmatic"
+                                                                           : " order=stream") +
+      (geometry.plan.bf16_partials ? " partials=bf16" : "");
   if (config.schedule == smla::kScheduleBalanced) {
     // One wave of the kernel's resident CTAs on the launching device, whatever TARGET_CTAS says:
     // the grid, the parts per row and the combine's grid follow from it, the batch and the shape.

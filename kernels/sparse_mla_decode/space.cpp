@@ -18,7 +18,7 @@ const std::vector<Parameter>& parameter_space() {
       {"kv_unpack", {0, 1, 2}, false},
       {"ctas_per_sm", {1, 2, 3}, false},
       {"target_ctas", {128, 256, 512, 1024}, true},
-      {"merge", {0, 1, 2, 3}, true},
+      {"merge", {0, 1, 2, 3, 4}, true},
       {"schedule", {0, 1}, false},
   };
   return space;
@@ -113,6 +113,9 @@ std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
     if (config.merge == smla::kMergeLastCta) {
       return "the last-CTA merge (merge 3) is built into the pipelined kernels (mma_path 1 or 2)";
     }
+    if (config.merge == smla::kMergeCombineBf16) {
+      return "bf16 partials (merge 4) are built into the pipelined kernels (mma_path 1 or 2)";
+    }
     if (config.ctas_per_sm > 1) return "the seeds' kernel (mma_path 0) keeps its launch bound of 1";
     return {};
   }
@@ -145,6 +148,9 @@ std::string shape_mismatch(const KernelConfig& config, const Shape& shape) {
 std::string arch_mismatch(const KernelConfig& config, int arch_sm) {
   if (config.merge == smla::kMergeCombinePdl && arch_sm < 90) {
     return "programmatic dependent launch (merge 1) needs sm_90 or newer";
+  }
+  if (config.merge == smla::kMergeCombineBf16 && arch_sm < 90) {
+    return "the bf16-partials combine (merge 4) is a programmatic dependent launch: sm_90 or newer";
   }
   if (config.merge == smla::kMergeCluster && arch_sm < 90) {
     return "thread-block clusters (merge 2) need sm_90 or newer";
@@ -192,6 +198,12 @@ std::string measured_trim(const KernelConfig& config) {
     // winners' 2 x 64-token ring does not fit, can pick the cluster merge too.
     return "measured to lose: the cluster merge (merge 2) is swept on the 4 consumer + 2 producer "
            "warp kernels (every winner from batch 2 up runs them)";
+  }
+  if (config.merge == smla::kMergeCombineBf16 && (config.num_warps != 4 || config.producers != 2)) {
+    // Not measured to lose: each merge value is one more timed launch per config and batch, and
+    // the structure every winner from batch 2 up runs gets it first (as the cluster merge).
+    return "left out for sweep time: bf16 partials (merge 4) are swept on the 4 consumer + 2 "
+           "producer warp kernels (every winner from batch 2 up runs them)";
   }
   if (config.merge == smla::kMergeLastCta) {
     // H200, 2026-12-03 (BENCHMARKS.md section 7, fifteenth session): on the winners' 4 + 2 warp

@@ -1,11 +1,11 @@
 #pragma once
-// Merges the fp32 partials of every split by their lse: out = sum_s w_s o_s / sum_s w_s with
-// w_s = exp(lse_s - max lse), lse = max + log(sum_s w_s). One CTA per (head, batch item, chunk of
-// the latent dims). A thread owns 4 dims of its chunk and one slice of the splits (s = slice,
-// slice + slices, ...): with dim_chunks = C a CTA covers 512 / C dims with C slices, so a batch
-// with many splits (small batches) spreads its loads over C times the CTAs and the threads of a CTA
-// keep up to kInFlight loads each in flight instead of one dependent load per split (the earlier
-// form took 7.6-8 us at batch 64 and 128 under Nsight Compute: BENCHMARKS.md section 7).
+// Merges the fp32 (merge 4: bf16) partials of every split by their lse: out = sum_s w_s o_s / sum_s
+// w_s with w_s = exp(lse_s - max lse), lse = max + log(sum_s w_s). One CTA per (head, batch item,
+// chunk of the latent dims). A thread owns 4 dims of its chunk and one slice of the splits (s =
+// slice, slice + slices, ...): with dim_chunks = C a CTA covers 512 / C dims with C slices, so a
+// batch with many splits (small batches) spreads its loads over C times the CTAs and the threads of
+// a CTA keep up to kInFlight loads each in flight instead of one dependent load per split (the
+// earlier form took 7.6-8 us at batch 64 and 128 under Nsight Compute: BENCHMARKS.md section 7).
 // Launched as a programmatic dependent of the split kernel (config value pdl 1), it may start
 // while the split grid's last CTAs run, and waits for the partials before its first read. Under
 // merge 3 it runs before the split instead, in its ticket-reset mode (last_cta_merge.cuh).
@@ -22,10 +22,9 @@ constexpr int kInFlight = 8;
 // balanced schedule the CTAs that ran the row's tiles (1: the split kernel wrote the row out).
 __device__ __forceinline__ int parts_of_row(const smla::CombineParams& p) {
   if (p.balanced_ctas == 0) return p.num_splits;
-  const int head_groups = (p.n_local_heads + p.block_h - 1) / p.block_h;
-  const long long row = static_cast<long long>(blockIdx.y) * head_groups + blockIdx.x / p.block_h;
+  const long long row = static_cast<long long>(blockIdx.y) * p.head_groups + blockIdx.x / p.block_h;
   const smla::Balance balance =
-      smla::balance_of(p.batch, head_groups, p.tiles_per_row, p.balanced_ctas);
+      smla::balance_of(p.batch, p.head_groups, p.tiles_per_row, p.balanced_ctas);
   return smla::row_parts(balance, row).count;
 }
 
@@ -60,8 +59,21 @@ __device__ __forceinline__ LseWeights lse_weights(const float* lse, int parts) {
   return {max_lse, ptx::warp_sum(weight_sum)};
 }
 
+// Four consecutive dims of a partial: fp32, or bf16 (merge 4) at the same element offset.
+template <bool THROUGH_L2, bool BF16>
+__device__ __forceinline__ float4 load_part(const float* partials, long long element) {
+  if constexpr (BF16) {
+    const uint2 bits = load<THROUGH_L2>(reinterpret_cast<const uint2*>(
+        reinterpret_cast<const unsigned short*>(partials) + element));
+    return make_float4(__uint_as_float(bits.x << 16), __uint_as_float(bits.x & 0xffff0000u),
+                       __uint_as_float(bits.y << 16), __uint_as_float(bits.y & 0xffff0000u));
+  } else {
+    return load<THROUGH_L2>(reinterpret_cast<const float4*>(partials + element));
+  }
+}
+
 // sum over this thread's slice of w_s * partial_s[dims], w_s = exp(lse_s - max_lse) / weight_sum.
-template <bool THROUGH_L2>
+template <bool THROUGH_L2, bool BF16 = false>
 __device__ __forceinline__ float4 slice_sum(const float* partials, const float* lse, int first,
                                             int step, int num_splits, float max_lse,
                                             float inv_weight_sum) {
@@ -74,10 +86,9 @@ __device__ __forceinline__ float4 slice_sum(const float* partials, const float* 
       const int s = base + j * step;
       weight[j] = s < num_splits ? expf(load<THROUGH_L2>(lse + s) - max_lse) * inv_weight_sum : 0.f;
       // An empty split (weight 0) is not read: its partial need not hold finite data.
-      part[j] =
-          weight[j] != 0.f
-              ? load<THROUGH_L2>(reinterpret_cast<const float4*>(partials + s * smla::kLatentDim))
-              : make_float4(0.f, 0.f, 0.f, 0.f);
+      part[j] = weight[j] != 0.f ? load_part<THROUGH_L2, BF16>(
+                                       partials, static_cast<long long>(s) * smla::kLatentDim)
+                                 : make_float4(0.f, 0.f, 0.f, 0.f);
     }
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) {
@@ -122,9 +133,16 @@ __global__ void __launch_bounds__(NUM_THREADS)
     return;
   }
   const float weight_sum = weights.weight_sum;
-  const float* partials = p.partial_out + bh * p.num_splits * smla::kLatentDim + dim;
-  slice_sums[threadIdx.x] = smla_combine::slice_sum<false>(partials, lse, slice, p.dim_chunks,
-                                                           parts, max_lse, 1.f / weight_sum);
+  // The row's first partial: element bh * num_splits * 512 + dim, fp32 or bf16.
+  const long long first_element = bh * p.num_splits * smla::kLatentDim + dim;
+  slice_sums[threadIdx.x] =
+      p.bf16_partials != 0
+          ? smla_combine::slice_sum<false, true>(
+                reinterpret_cast<const float*>(
+                    reinterpret_cast<const unsigned short*>(p.partial_out) + first_element),
+                lse, slice, p.dim_chunks, parts, max_lse, 1.f / weight_sum)
+          : smla_combine::slice_sum<false>(p.partial_out + first_element, lse, slice, p.dim_chunks,
+                                           parts, max_lse, 1.f / weight_sum);
   __syncthreads();
   if (slice != 0) return;
   float4 sum = slice_sums[group];

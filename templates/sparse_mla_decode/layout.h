@@ -172,7 +172,21 @@ SMLA_HD constexpr SmemLayout smem_layout(int block_t, int block_h, int num_warps
 //  kMergeLastCta:    the split CTA that finishes a row last merges its partials (an atomic ticket
 //                    per row, last_cta_merge.cuh); the combine kernel runs first, only to zero the
 //                    tickets, with the split as its programmatic dependent. Per-row splits only.
-enum Merge : int { kMergeCombine = 0, kMergeCombinePdl = 1, kMergeCluster = 2, kMergeLastCta = 3 };
+//  kMergeCombineBf16: kMergeCombinePdl with the partials stored as bf16 instead of fp32: half their
+//                    bytes written by the split and read by the combine (at batch 64, 16 heads,
+//                    4 splits a row, 8 of the 16 MB beside the cache's 86), one more bf16 rounding
+//                    of each normalised partial before the fp32 merge.
+enum Merge : int {
+  kMergeCombine = 0,
+  kMergeCombinePdl = 1,
+  kMergeCluster = 2,
+  kMergeLastCta = 3,
+  kMergeCombineBf16 = 4,
+};
+// Where the split kernel puts a row's partial outputs when it has more than one split
+// (SplitParams::partials): fp32 in global memory, its cluster's exchange (merge 2), bf16 in global
+// memory (merge 4).
+enum Partials : int { kPartialsFp32 = 0, kPartialsCluster = 1, kPartialsBf16 = 2 };
 constexpr int kMaxClusterSplits = 8;  // the portable cluster size
 
 // kMergeCluster's exchange, at offset 0 once the token loop is done (every region of the split

@@ -10,7 +10,8 @@ struct SplitParams {
   const int* indices;       // [batch][topk] flat token ids, -1 = invalid
   unsigned short* out;      // [batch][n_local_heads][512] bf16, written when num_splits == 1
   float* lse;               // [batch][n_local_heads], natural log, written when num_splits == 1
-  float* partial_out;       // [batch][n_local_heads][num_splits][512] fp32, already normalized
+  float* partial_out;       // [batch][n_local_heads][num_splits][512] fp32 (bf16 under
+                            // kPartialsBf16, at the same address), already normalized
   float* partial_lse;       // [batch][n_local_heads][num_splits]
   int batch;
   int n_local_heads;
@@ -18,8 +19,10 @@ struct SplitParams {
   int num_splits;
   int tokens_per_split;  // a multiple of BLOCK_T
   float scale_log2;      // softmax_scale * log2(e)
-  int cluster_merge;     // 1: launched as clusters of num_splits CTAs that merge in shared memory
-                         // (cluster_merge.cuh; pipelined kernels only); partials unused
+  // layout.h's Partials: kPartialsCluster when launched as clusters of num_splits CTAs that merge
+  // in shared memory (cluster_merge.cuh; partial_out unused), kPartialsBf16 for bf16 partials
+  // (pipelined kernels only, like the cluster merge).
+  int partials;
   // schedule.h: 0 (kScheduleSplits) or the balanced schedule's CTA count N, then num_splits is the
   // most parts of any row (the partials' stride) and tokens_per_split is unused.
   int balanced_ctas;
@@ -48,12 +51,15 @@ struct CombineParams {
   // reset_tickets null otherwise. (The count first: no padding before the pointer.)
   int reset_count;
   unsigned* reset_tickets;
+  int bf16_partials;  // 1: partial_out holds bf16 values (layout.h's kMergeCombineBf16)
+  int head_groups;    // ceil(n_local_heads / block_h)
 };
 
 // No inner padding: each block's size is the sum of its fields, so two blocks with equal fields
 // have equal bytes (the serving tests compare the bytes the kernel receives).
 static_assert(sizeof(SplitParams) == 8 * sizeof(void*) + 10 * sizeof(int), "SplitParams padded");
-static_assert(sizeof(CombineParams) == 5 * sizeof(void*) + 8 * sizeof(int), "CombineParams padded");
+static_assert(sizeof(CombineParams) == 5 * sizeof(void*) + 10 * sizeof(int),
+              "CombineParams padded");
 
 struct ReferenceParams {
   const unsigned short* q;

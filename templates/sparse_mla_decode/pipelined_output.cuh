@@ -1,7 +1,8 @@
 #pragma once
 // The pipelined split kernel's output (split_pipelined.cuh): the accumulator's rows normalised,
-// as bf16 + lse for a row one CTA ran whole, otherwise as fp32 partials, for the combine kernel in
-// global memory or, in a cluster launch, into this CTA's exchange (cluster_merge.cuh).
+// as bf16 + lse for a row one CTA ran whole, otherwise as fp32 (merge 4: bf16) partials, for the
+// combine kernel in global memory or, in a cluster launch, into this CTA's exchange
+// (cluster_merge.cuh).
 #include "sparse_mla_decode/pipelined_pv.cuh"
 #include "sparse_mla_decode/pipelined_work.cuh"
 
@@ -56,9 +57,10 @@ __device__ __forceinline__ void for_each_output(Accumulator<BLOCK_H, NUM_WARPS>&
   }
 }
 
-// bf16 output + lse for one split; otherwise fp32 partials, for the combine kernel in global
-// memory or, in a cluster launch, into this CTA's exchange (cluster_merge.cuh). One code path with
-// generic pointers: a second copy of the loop for the exchange cost sm_120 registers and spills.
+// bf16 output + lse for one split; otherwise fp32 partials (bf16 under merge 4), for the combine
+// kernel in global memory or, in a cluster launch, into this CTA's exchange (cluster_merge.cuh).
+// One code path with generic pointers: a second copy of the loop for the exchange cost sm_120
+// registers and spills.
 template <int BLOCK_H, int NUM_WARPS, int KV_FORMAT>
 __device__ __forceinline__ void write_output(const smla::SplitParams& p,
                                              Accumulator<BLOCK_H, NUM_WARPS>& acc,
@@ -72,7 +74,9 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
   long long partial_row = static_cast<long long>(p.num_splits) * smla::kLatentDim;
   float* lse_out = p.partial_lse + first_bh * p.num_splits + work.part;
   int lse_row = p.num_splits;
-  if (p.cluster_merge) {
+  // bf16 partials (merge 4): the same element offsets into half-width storage.
+  const bool bf16_partials = p.partials == smla::kPartialsBf16;
+  if (p.partials == smla::kPartialsCluster) {
     partial = reinterpret_cast<float*>(smem + kExchange.partial_offset);
     partial_row = smla::kLatentDim;
     lse_out = reinterpret_cast<float*>(smem + kExchange.lse_offset);
@@ -84,6 +88,10 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
         if (single_split) {
           *reinterpret_cast<unsigned*>(p.out + (first_bh + row) * smla::kLatentDim + dim) =
               ptx::pack_bf16x2(lo, hi);
+        } else if (bf16_partials) {
+          *reinterpret_cast<unsigned*>(
+              reinterpret_cast<unsigned short*>(p.partial_out) + (first_bh + row) * partial_row +
+              work.part * smla::kLatentDim + dim) = ptx::pack_bf16x2(lo, hi);
         } else {
           *reinterpret_cast<float2*>(partial + row * partial_row + dim) = make_float2(lo, hi);
         }

@@ -165,7 +165,7 @@ __device__ __forceinline__ bool ran_producer(const smla::SplitParams& p,
     if (threadIdx.x >= NUM_WARPS * 32) {
       produce<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS, SCHEDULE>(p, layout, smem,
                                                                               range);
-      if (p.cluster_merge) smla_cluster::cluster_producer_exit();
+      if (p.partials == smla::kPartialsCluster) smla_cluster::cluster_producer_exit();
       return true;
     }
   }
@@ -329,7 +329,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     }
     const bool last_row = SCHEDULE == smla::kScheduleSplits || tile == num_tiles;
     const smla_pipe::RowWork work = smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, tile - 1);
-    if (last_row && p.cluster_merge) {
+    if (last_row && p.partials == smla::kPartialsCluster) {
       constexpr bool kExchangeOverBarriers =
           PRODUCERS > 0 && smla::exchange_layout(BLOCK_H).total_bytes > layout.barrier_offset;
       smla_cluster::free_for_exchange<kConsumerThreads>(full, 2 * NUM_STAGES,
@@ -344,7 +344,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
         p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, tile));
     ptx::named_barrier_sync(1, kConsumerThreads);
   }
-  if (SCHEDULE == smla::kScheduleSplits && p.cluster_merge) {  // one row
+  if (SCHEDULE == smla::kScheduleSplits && p.partials == smla::kPartialsCluster) {  // one row
     smla_cluster::merge_in_cluster<BLOCK_H, kConsumerThreads>(
         smem, p.out, p.lse, p.n_local_heads, p.num_splits, blockIdx.z, blockIdx.y * BLOCK_H);
   }
