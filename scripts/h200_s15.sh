@@ -3,7 +3,8 @@
 #   merge  merge 3 (the last-CTA merge, last_cta_merge.cuh) against merges 1 and 2 on the winners'
 #          structure (`tuner bench`, batches 1-512, the fastest launch per merge value and batch),
 #          then the repeat test of the 16-head part (launch variant 3 is merge 3) x 8;
-#   matrix the check that the device judgment agrees with the host's (gpu_sparse_mla_row_errors),
+#   matrix the GPU reference against the CPU fp64 one, the check that the device judgment agrees
+#          with the host's (gpu_sparse_mla_row_errors),
 #          then the correctness matrix on the fenced kernel, judged on the device (1cc440b), part by
 #          part (every compile key x launch variant at batch {1, 7, 64, 128} x topk {2048, 600,
 #          5}); a part stopped by its limit says so ("rc=124") and the rows it printed stand.
@@ -38,6 +39,10 @@ case $step in
   matrix)
     parts=("$@")
     [ ${#parts[@]} -gt 0 ] || parts=(fp8_ds_mla:4 bf16:4 fp8_ds_mla:2 bf16:2 fp8_ds_mla:1 bf16:1)
+    # The reference first (rewritten in the sixteenth session: a warp per token's scores), then
+    # the device judgment against the host comparison.
+    build/tests/gpu_sparse_mla_decode -tc="the GPU reference agrees*" >"$logs/reference.log" 2>&1
+    echo "reference vs CPU fp64 rc=$? $(grep -E 'test cases' "$logs/reference.log" | tail -n 1)"
     build/tests/gpu_sparse_mla_row_errors >"$logs/row_errors.log" 2>&1
     echo "row_errors rc=$? $(grep -E 'test cases' "$logs/row_errors.log" | tail -n 1)"
     for part in "${parts[@]}"; do
