@@ -87,7 +87,7 @@ TEST_CASE("serve launch: merge 4 stores bf16 partials in half merge 1's workspac
   // Batch 8, 16 heads (one head group), TARGET 256: 32 splits of one 64-token tile each.
   const auto args = tunedb_sparse_mla_decode_args{0x1000, 0x2000,   0x3000,   0x4000,
                                                   0x5000, 0x100000, 1u << 24, 0.5f};
-  const std::size_t rows = 8u * 16 * 32;
+  const std::size_t rows = std::size_t{8} * 16 * 32;
   std::size_t merge1_bytes = 0;
   REQUIRE(deploy_family().workspace_bytes(bound(1), kShape, 8, &merge1_bytes).status ==
           ServeStatus::ok);
