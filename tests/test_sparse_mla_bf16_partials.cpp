@@ -19,24 +19,16 @@
 #include "kernels/sparse_mla_decode/space.hpp"
 #include "templates/sparse_mla_decode/layout.h"
 #include "tests/support/recorded_launches.hpp"
+#include "tests/support/winners_structure.hpp"
 
 using namespace tuner;
 using namespace tuner::smla_family;
 
 namespace {
 
-KernelConfig winners_structure(int merge) {
-  return KernelConfig{.block_t = 64,
-                      .num_warps = 4,
-                      .num_stages = 2,
-                      .mma_path = 1,
-                      .producers = 2,
-                      .target_ctas = 256,
-                      .merge = merge};
-}
-
 using test::fake_function;
 using test::recorded;
+using test::winners_structure;
 constexpr LaunchKernelFn record = &test::record_launch<smla::SplitParams, smla::CombineParams>;
 
 // The winners' structure frozen with `merge` at TARGET_CTAS 256.

@@ -14,23 +14,11 @@
 #include "kernels/sparse_mla_decode/shape.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
 #include "templates/sparse_mla_decode/layout.h"
+#include "tests/support/winners_structure.hpp"
 
 using namespace tuner::smla_family;
 
-namespace {
-
-// The winners' structure (BLOCK_T 64, 4 consumer + 2 producer warps, f16 MMA in registers).
-KernelConfig winners_structure(int merge) {
-  return KernelConfig{.block_t = 64,
-                      .num_warps = 4,
-                      .num_stages = 2,
-                      .mma_path = 1,
-                      .producers = 2,
-                      .target_ctas = 256,
-                      .merge = merge};
-}
-
-}  // namespace
+using tuner::test::winners_structure;
 
 TEST_CASE("merge 3 is a pipelined, per-row-splits, sm_90+ variant, trimmed as measured to lose") {
   const Shape shape;
