@@ -21,9 +21,11 @@
 #            fixed part and the partials' 16 MB of traffic in it): why merge 2 (the cluster merge,
 #            no partials in global memory) wins at batch 128 (55.3 against 60.4 µs) and loses at
 #            64 (39.0, from 8 splits; 4 splits slower still). Every target_ctas x merge 1 | 2 at
-#            batches 32, 64, 128 (all rows), then Nsight Compute's launch and occupancy figures
-#            (the most clusters resident at once, waves, duration) for merge 2 at 4 and 8 splits and
-#            the split and combine kernels' durations under merge 1, at batch 64.
+#            batches 32, 64, 128 (bench prints only the fastest launch per batch), then Nsight
+#            Compute's launch and occupancy figures (the most clusters resident at once, waves,
+#            duration) for merge 2 at target_ctas 256 and 512 (both launched 3 splits: the plan's
+#            one-wave cap on clusters) and the split and combine kernels' durations under merge 1,
+#            at batch 64.
 #   partials (added after `clusters`): merge 4 (bf16 partials, the programmatic combine) against
 #            merges 1 and 2 on the winners' structure, batches 1-512, every target_ctas, two
 #            rounds, the fastest launch per merge value. Predicted before the run: batch 64

@@ -22,7 +22,7 @@ struct KernelConfig {
   int target_ctas = 512;  // launch-only: drives the split count
   int merge = 0;          // launch-only smla::Merge: combine kernel (0), the same as a programmatic
                   // dependent (1, was `pdl`), the splits as a cluster merging in shared memory (2),
-                  // the last CTA of a row (3), 1 over bf16 partials (4)
+                  // the last CTA of a row (3), merge 1 over bf16 partials (4)
   int schedule = 0;  // smla::Schedule (schedule.h): per-row splits (0) or balanced tiles (1)
   bool operator==(const KernelConfig& other) const = default;
 };
