@@ -34,7 +34,8 @@ std::string launch_facts_text(const KernelConfig& config, const Shape& shape) {
   const auto grid = [](const unsigned(&dims)[3]) {
     return std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
   };
-  const std::string order =
+  // The combine's launch order, and under merge 4 the partials it reads.
+  const std::string combine_facts =
       std::string(combine_order(config.merge) == LaunchOrder::programmatic ? " order=programmatic"
                                                                            : " order=stream") +
       (geometry.plan.bf16_partials ? " partials=bf16" : "");
@@ -43,7 +44,7 @@ std::string launch_facts_text(const KernelConfig& config, const Shape& shape) {
     // the grid, the parts per row and the combine's grid follow from it, the batch and the shape.
     return "split grid=balanced over one wave of resident CTAs block=" +
            std::to_string(geometry.split_threads) +
-           " smem=" + std::to_string(geometry.split_smem_bytes) + " combine" + order;
+           " smem=" + std::to_string(geometry.split_smem_bytes) + " combine" + combine_facts;
   }
   std::string text = "split grid=" + grid(geometry.split_grid) +
                      " block=" + std::to_string(geometry.split_threads) +
@@ -59,7 +60,7 @@ std::string launch_facts_text(const KernelConfig& config, const Shape& shape) {
   }
   if (!geometry.runs_combine()) return text + " combine=none";
   return text + " combine grid=" + grid(geometry.combine_grid) +
-         " block=" + std::to_string(geometry.combine_threads) + order;
+         " block=" + std::to_string(geometry.combine_threads) + combine_facts;
 }
 
 }  // namespace tuner::smla_family
