@@ -101,10 +101,72 @@ __device__ __forceinline__ float4 slice_sum(const float* partials, const float* 
   return sum;
 }
 
+// A slice's first kInFlight splits (s = first, first + step, ...): their lse values and partials,
+// loaded together before the row's weights are known. The weights need the lse maximum, the loads
+// need no weight: so the combine's reads take one trip to L2 instead of two (the lse, then the
+// partials). An empty split's partial is read (the workspace holds it) and then not used.
+struct SliceBatch {
+  float lse[kInFlight];
+  float4 part[kInFlight];
+};
+template <bool BF16>
+__device__ __forceinline__ SliceBatch load_batch(const float* partials, const float* lse, int first,
+                                                 int step, int parts) {
+  SliceBatch batch;
+#pragma unroll
+  for (int j = 0; j < kInFlight; ++j) {
+    const int s = first + j * step;
+    batch.lse[j] = s < parts ? lse[s] : ptx::neg_inf();
+    batch.part[j] =
+        s < parts ? load_part<false, BF16>(partials, static_cast<long long>(s) * smla::kLatentDim)
+                  : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  return batch;
+}
+
+// sum over the batch's splits of w_s * partial_s, w_s = exp(lse_s - max_lse) / weight_sum; a split
+// of weight 0 (empty, or past the row's parts) is selected out, so its bits need not be finite.
+__device__ __forceinline__ float4 weigh_batch(const SliceBatch& batch, float max_lse,
+                                              float inv_weight_sum) {
+  float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+  for (int j = 0; j < kInFlight; ++j) {
+    const float weight = expf(batch.lse[j] - max_lse) * inv_weight_sum;
+    const float4 part = weight != 0.f ? batch.part[j] : make_float4(0.f, 0.f, 0.f, 0.f);
+    sum.x += weight * part.x;
+    sum.y += weight * part.y;
+    sum.z += weight * part.z;
+    sum.w += weight * part.w;
+  }
+  return sum;
+}
+
+// This thread's slice of the row (splits slice, slice + step, ...): the first batch loaded before
+// the weights, any further ones by slice_sum; 4 dims summed, or all zero for a row with no token
+// (max_lse -inf, returned in `weights`).
+template <bool BF16>
+__device__ __forceinline__ float4 combine_slice(const float* partials, const float* lse, int slice,
+                                                int step, int parts, LseWeights& weights) {
+  const SliceBatch batch = load_batch<BF16>(partials, lse, slice, step, parts);
+  weights = lse_weights<false>(lse, parts);  // every warp reduces the lse itself: no barrier
+  if (weights.max_lse == ptx::neg_inf()) return make_float4(0.f, 0.f, 0.f, 0.f);
+  const float inv_weight_sum = 1.f / weights.weight_sum;
+  float4 sum = weigh_batch(batch, weights.max_lse, inv_weight_sum);
+  const float4 rest = slice_sum<false, BF16>(partials, lse, slice + kInFlight * step, step, parts,
+                                             weights.max_lse, inv_weight_sum);
+  sum.x += rest.x;
+  sum.y += rest.y;
+  sum.z += rest.z;
+  sum.w += rest.w;
+  return sum;
+}
+
 }  // namespace smla_combine
 
+// At least 8 CTAs an SM (64 registers): batch 64's 1,024 CTAs (16 heads, 4 splits, one chunk) stay
+// one wave on 132 SMs. load_batch's registers took the kernel from 32 to 72 without the bound.
 template <int NUM_THREADS>
-__global__ void __launch_bounds__(NUM_THREADS)
+__global__ void __launch_bounds__(NUM_THREADS, 8)
     sparse_mla_decode_combine(const smla::CombineParams p) {
   static_assert(smla::kLatentDim == NUM_THREADS * 4, "a chunk's threads own 4 dims each");
   __shared__ float4 slice_sums[NUM_THREADS];
@@ -119,30 +181,29 @@ __global__ void __launch_bounds__(NUM_THREADS)
   ptx::grid_dependency_wait();
   const long long bh = static_cast<long long>(blockIdx.y) * p.n_local_heads + blockIdx.x;
   const float* lse = p.partial_lse + bh * p.num_splits;
-  // Every warp reduces the lse values itself: no block barrier.
-  const smla_combine::LseWeights weights = smla_combine::lse_weights<false>(lse, parts);
-  const float max_lse = weights.max_lse;
   const int groups = NUM_THREADS / p.dim_chunks;  // 4-dim groups per chunk
   const int group = threadIdx.x % groups;
   const int slice = threadIdx.x / groups;
   const int dim = (blockIdx.z * groups + group) * 4;
   unsigned short* out = p.out + bh * smla::kLatentDim + dim;
-  if (max_lse == ptx::neg_inf()) {
+  // The row's first partial: element bh * num_splits * 512 + dim, fp32 or bf16.
+  const long long first_element = bh * p.num_splits * smla::kLatentDim + dim;
+  smla_combine::LseWeights weights;
+  slice_sums[threadIdx.x] =
+      p.bf16_partials != 0
+          ? smla_combine::combine_slice<true>(
+                reinterpret_cast<const float*>(
+                    reinterpret_cast<const unsigned short*>(p.partial_out) + first_element),
+                lse, slice, p.dim_chunks, parts, weights)
+          : smla_combine::combine_slice<false>(p.partial_out + first_element, lse, slice,
+                                               p.dim_chunks, parts, weights);
+  const float max_lse = weights.max_lse;
+  if (max_lse == ptx::neg_inf()) {  // every thread of the CTA sees the same row: no barrier wait
     if (slice == 0) *reinterpret_cast<uint2*>(out) = make_uint2(0u, 0u);
     if (threadIdx.x == 0 && blockIdx.z == 0) p.lse[bh] = max_lse;
     return;
   }
   const float weight_sum = weights.weight_sum;
-  // The row's first partial: element bh * num_splits * 512 + dim, fp32 or bf16.
-  const long long first_element = bh * p.num_splits * smla::kLatentDim + dim;
-  slice_sums[threadIdx.x] =
-      p.bf16_partials != 0
-          ? smla_combine::slice_sum<false, true>(
-                reinterpret_cast<const float*>(
-                    reinterpret_cast<const unsigned short*>(p.partial_out) + first_element),
-                lse, slice, p.dim_chunks, parts, max_lse, 1.f / weight_sum)
-          : smla_combine::slice_sum<false>(p.partial_out + first_element, lse, slice, p.dim_chunks,
-                                           parts, max_lse, 1.f / weight_sum);
   __syncthreads();
   if (slice != 0) return;
   float4 sum = slice_sums[group];
