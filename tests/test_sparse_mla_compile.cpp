@@ -1,5 +1,6 @@
 // NVRTC compiles of the sparse MLA decode kernels: NVRTC's errors, the launch bound's register
-// cap, the baseline without spills, and every compile key of the space for sm_120 and sm_90
+// cap, the baseline without spills, the combine's CTAs an SM, and every compile key of the space
+// for sm_120 and sm_90
 // (~1,200 compiles, the longest CPU test: in its own executable, which CTest starts first,
 // tests/CMakeLists.txt).
 #include <doctest/doctest.h>
@@ -152,6 +153,26 @@ TEST_CASE("the baseline compiles for sm_120 and sm_90 without spills") {
       CHECK(report.registers <= 255);
       CHECK(report.spill_bytes() == 0);
     }
+  }
+}
+
+TEST_CASE("the combine holds 8 CTAs an SM by its registers, without spills") {
+  // Batch 64 at 16 local heads with 4 splits launches 1,024 combine CTAs of 128 threads: one
+  // wave on the H200's 132 SMs needs 8 an SM. The combine's first batch of loads took it to 72
+  // registers (7 an SM) before its launch bound; occupancy here is core's formula, not the bound.
+  for (int arch : {120, 90}) {
+    const CompileResult result =
+        compile(split_program(default_config(), KvFormat::fp8_ds_mla, arch));
+    const PtxasReport& report = result.ptxas.at(result.lowered_names.at(combine_kernel_name()));
+    const Occupancy occupancy =
+        compute_occupancy(arch_by_name("sm_" + std::to_string(arch)),
+                          {128, report.registers, report.static_smem_bytes});
+    MESSAGE("combine sm_" << arch << ": " << report.registers << " registers, "
+                          << report.spill_bytes() << " spill bytes, " << occupancy.blocks_per_sm
+                          << " CTAs an SM");
+    CHECK(report.spill_bytes() == 0);
+    CHECK(occupancy.by_registers >= 8);
+    CHECK(occupancy.blocks_per_sm >= 8);
   }
 }
 
