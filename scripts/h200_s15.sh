@@ -39,6 +39,13 @@ case $step in
   matrix)
     parts=("$@")
     [ ${#parts[@]} -gt 0 ] || parts=(fp8_ds_mla:4 bf16:4 fp8_ds_mla:2 bf16:2 fp8_ds_mla:1 bf16:1)
+    # The parts' cubins compiled on the CPU machine (scripts/devcarry_matrix_cubins.sh), when
+    # carried: the matrix loads them instead of compiling (seventeenth session).
+    if [ -f .devcarry/matrix_cubins.tar.xz ]; then
+      mkdir -p /tmp/s15_cubins && tar -C /tmp/s15_cubins -xJf .devcarry/matrix_cubins.tar.xz &&
+        export TUNER_GPU_CUBIN_CACHE=/tmp/s15_cubins/cubins
+      echo "matrix cubins: ${TUNER_GPU_CUBIN_CACHE:-not unpacked}"
+    fi
     # The reference first (rewritten in the sixteenth session: a warp per token's scores), then
     # the device judgment against the host comparison.
     build/tests/gpu_sparse_mla_decode -tc="the GPU reference agrees*" >"$logs/reference.log" 2>&1
@@ -57,6 +64,7 @@ case $step in
         build/tests/gpu_sparse_mla_decode -tc="every config*" >"$logs/matrix_$name.log" 2>&1
       echo "$part rc=$? at $(($(date +%s) - began)) s"
     done
+    grep -h "from the cubin cache" "$logs"/matrix_*.log | sed 's/.*MESSAGE: //'
     grep -h "FAIL \|ERROR\|CRASHED" "$logs"/matrix_*.log | head -n 20 | cut -c1-300
     grep -hE "^(fp8_ds_mla|bf16) " "$logs"/matrix_*.log
     ;;

@@ -156,6 +156,9 @@ TEST_CASE("every config that compiles and fits is correct on every shape") {
     for (const std::string& failure : compiled.failures) {
       if (!failure.empty()) MESSAGE("compile failed: " << failure);
     }
+    MESSAGE(to_string(base.kv_format)
+            << " " << base.n_local_heads() << " heads: " << compiled.configs.size()
+            << " compile keys, " << compiled.from_cache << " from the cubin cache");
     for (int batch : test::matrix_batches()) {
       for (int topk : test::matrix_topks()) {
         Shape shape = base;

@@ -11,6 +11,7 @@
 
 #include "core/arch.hpp"
 #include "core/config.hpp"
+#include "core/cubin_cache.hpp"
 #include "core/error.hpp"
 #include "core/nvrtc.hpp"
 #include "core/occupancy.hpp"
@@ -19,6 +20,8 @@
 #include "kernels/sparse_mla_decode/shape.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
+#include "tests/support/matrix_compiles.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace tuner;
 using namespace tuner::smla_family;
@@ -173,6 +176,36 @@ TEST_CASE("the combine holds 8 CTAs an SM by its registers, without spills") {
     CHECK(report.spill_bytes() == 0);
     CHECK(occupancy.by_registers >= 8);
     CHECK(occupancy.blocks_per_sm >= 8);
+  }
+}
+
+TEST_CASE("the matrix's compiles through a cubin cache: the second pass loads every key") {
+  // What a device call carries (tests/support/matrix_cubins.cpp): the first pass's cubins,
+  // taken from the cache the second time. Two keys of the bf16 16-head part keep it short.
+  const test::TempDir dir;
+  const CubinCache cache(dir.path() / "cubins");
+  Shape base;
+  base.kv_format = KvFormat::bf16;
+  std::vector<KernelConfig> keys = test::compile_keys_for(base, 232448);
+  REQUIRE(keys.size() > 2);
+  keys.resize(2);
+  const test::CompiledKeys first = test::compile_all(keys, base.kv_format, 90, cache);
+  const test::CompiledKeys again = test::compile_all(keys, base.kv_format, 90, cache);
+  CHECK(first.from_cache == 0);
+  CHECK(again.from_cache == 2);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    REQUIRE(first.results[i] != nullptr);
+    REQUIRE(again.results[i] != nullptr);
+    CHECK(again.results[i]->cubin == first.results[i]->cubin);
+    CHECK(again.results[i]->lowered_names == first.results[i]->lowered_names);
+    // NVRTC's cubins differ byte-wise between two compiles of one source: a direct compile is
+    // compared by what ptxas reported for each kernel.
+    const CompileResult direct = compile(split_program(keys[i], base.kv_format, 90));
+    REQUIRE(again.results[i]->ptxas.size() == direct.ptxas.size());
+    for (const auto& [name, report] : direct.ptxas) {
+      CHECK(again.results[i]->ptxas.at(name).registers == report.registers);
+      CHECK(again.results[i]->ptxas.at(name).spill_bytes() == report.spill_bytes());
+    }
   }
 }
 

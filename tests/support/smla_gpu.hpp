@@ -1,6 +1,6 @@
 #pragma once
 // The GPU tests of sparse MLA decode share these: one context and stream per process, the compile
-// keys of the family's space that a shape allows, compiled in parallel, and the launch variants'
+// keys of a matrix part compiled for this GPU (matrix_compiles.hpp), and the launch variants'
 // largest split count (the partials' size).
 #include <memory>
 #include <string>
@@ -13,6 +13,7 @@
 #include "kernels/sparse_mla_decode/launch.hpp"
 #include "kernels/sparse_mla_decode/resources.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
+#include "tests/support/matrix_compiles.hpp"
 #include "tests/support/matrix_selection.hpp"
 
 namespace tuner::test {
@@ -31,46 +32,6 @@ inline Gpu& gpu() {
   static Gpu instance;
   instance.context.make_current();
   return instance;
-}
-
-// Every compile key of the family's space (TARGET_CTAS and merge are launch-only; run_shape sets
-// both per launch) that this shape allows and the device's shared memory holds.
-inline std::vector<KernelConfig> compile_keys_for(const Shape& shape, int smem_optin) {
-  std::vector<KernelConfig> keys;
-  for (const Config& config : cross_product(parameter_space())) {
-    const KernelConfig typed = from_config(config);
-    if (typed.target_ctas != default_config().target_ctas || typed.merge != 0) continue;
-    // A launch bound of 2-3 CTAs per SM changes only the register allocation of the same source:
-    // checked at 2 stages (the measured ones), not tripling the matrix.
-    if (typed.ctas_per_sm != 1 && typed.num_stages != 2) continue;
-    if (!shape_mismatch(typed, shape).empty()) continue;
-    if (static_budget(typed, shape.kv_format).smem_bytes_per_block > smem_optin) continue;
-    keys.push_back(typed);
-  }
-  return keys;
-}
-
-struct CompiledKeys {
-  std::vector<KernelConfig> configs;
-  std::vector<std::unique_ptr<CompileResult>> results;
-  std::vector<std::string> failures;
-};
-
-inline CompiledKeys compile_all(const std::vector<KernelConfig>& configs, KvFormat kv,
-                                int arch_sm) {
-  CompiledKeys compiled;
-  compiled.configs = configs;
-  compiled.results.resize(configs.size());
-  compiled.failures.resize(configs.size());
-  parallel_for(configs.size(), 0, [&](std::size_t i) {
-    try {
-      compiled.results[i] =
-          std::make_unique<CompileResult>(compile(split_program(configs[i], kv, arch_sm)));
-    } catch (const NvrtcError& error) {
-      compiled.failures[i] = error.what();
-    }
-  });
-  return compiled;
 }
 
 // The fewest and the most CTAs the space asks for: one split at large batches, many at small ones.
@@ -120,7 +81,8 @@ void for_each_selected_part(F&& f) {
       Shape base;
       base.kv_format = kv;
       base.attn_tp = tp;
-      f(base, compile_all(compile_keys_for(base, device.smem_optin), kv, device.info.arch_sm()));
+      f(base, compile_all(compile_keys_for(base, device.smem_optin), kv, device.info.arch_sm(),
+                          matrix_cubin_cache()));
     }
   }
 }

@@ -1,0 +1,59 @@
+// Compiles the correctness matrix's compile keys on a machine without a GPU, into the cubin cache
+// that gpu_sparse_mla_decode reads through TUNER_GPU_CUBIN_CACHE (matrix_compiles.hpp): a device
+// call then loads the part's cubins instead of compiling them. The keys depend on the GPU's
+// arch and opt-in shared memory per block, given here (the H200: 90 232448).
+// Usage: tuner_matrix_cubins DIR ARCH_SM SMEM_OPTIN PART...   (PART: fp8_ds_mla:2, bf16:1, ...)
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "tests/support/matrix_compiles.hpp"
+
+namespace {
+
+// "fp8_ds_mla:2" -> the matrix part's base shape (KV format, TP); throws on anything else.
+tuner::smla_family::Shape part_shape(const std::string& part) {
+  using namespace tuner::smla_family;
+  const std::size_t colon = part.find(':');
+  const std::string kv = part.substr(0, colon);
+  Shape shape;
+  if (colon == std::string::npos || (kv != "fp8_ds_mla" && kv != "bf16")) {
+    throw tuner::InputError("part '" + part + "': write FORMAT:TP, e.g. fp8_ds_mla:2 or bf16:1");
+  }
+  shape.kv_format = kv == "bf16" ? KvFormat::bf16 : KvFormat::fp8_ds_mla;
+  shape.attn_tp = std::stoi(part.substr(colon + 1));
+  if (shape.attn_tp != 1 && shape.attn_tp != 2 && shape.attn_tp != 4) {
+    throw tuner::InputError("part '" + part + "': the matrix's TP values are 1, 2 and 4");
+  }
+  return shape;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: tuner_matrix_cubins DIR ARCH_SM SMEM_OPTIN PART...\n");
+    return 2;
+  }
+  try {
+    const tuner::CubinCache cache(argv[1]);
+    const int arch_sm = std::stoi(argv[2]);
+    const int smem_optin = std::stoi(argv[3]);
+    for (int i = 4; i < argc; ++i) {
+      const tuner::smla_family::Shape base = part_shape(argv[i]);
+      const tuner::test::CompiledKeys compiled = tuner::test::compile_all(
+          tuner::test::compile_keys_for(base, smem_optin), base.kv_format, arch_sm, cache);
+      int failed = 0;
+      for (const std::string& failure : compiled.failures) failed += failure.empty() ? 0 : 1;
+      std::printf("%s: %zu compile keys for sm_%d, %d from the cache, %d rejected by NVRTC\n",
+                  argv[i], compiled.configs.size(), arch_sm, compiled.from_cache, failed);
+    }
+    return 0;
+  } catch (const tuner::InputError& error) {
+    std::fprintf(stderr, "tuner_matrix_cubins: %s\n", error.what());
+    return 2;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "tuner_matrix_cubins: %s\n", error.what());
+    return 1;
+  }
+}
