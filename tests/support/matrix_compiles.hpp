@@ -2,8 +2,9 @@
 // The compiles of gpu_sparse_mla_decode's correctness matrix, without a GPU: the compile keys a
 // matrix part allows for a device's shared memory, compiled in parallel, through a cubin cache
 // when TUNER_GPU_CUBIN_CACHE names one. A part's compiles took most of a device call (the fp8
-// 32-head part: over 150 s of a 16-core H200 machine before its first row); bench/matrix_cubins
-// compiles them on the CPU machine into a cache that the call carries, so the GPU only loads them.
+// 32-head part: over 150 s of a 16-core H200 machine before its first row); tuner_matrix_cubins
+// (matrix_cubins.cpp) compiles them on the CPU machine into a cache that the call carries, so the
+// GPU only loads them.
 #include <cstdlib>
 #include <memory>
 #include <optional>

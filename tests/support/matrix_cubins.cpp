@@ -11,6 +11,22 @@
 
 namespace {
 
+// A whole decimal number, or an InputError naming the argument (exit 2, not std::stoi's bare
+// "stoi").
+int whole_number(const std::string& text, const char* what) {
+  std::size_t used = 0;
+  int value = 0;
+  try {
+    value = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) {
+    throw tuner::InputError(std::string(what) + " '" + text + "' is not a whole number");
+  }
+  return value;
+}
+
 // "fp8_ds_mla:2" -> the matrix part's base shape (KV format, TP); throws on anything else.
 tuner::smla_family::Shape part_shape(const std::string& part) {
   using namespace tuner::smla_family;
@@ -21,7 +37,7 @@ tuner::smla_family::Shape part_shape(const std::string& part) {
     throw tuner::InputError("part '" + part + "': write FORMAT:TP, e.g. fp8_ds_mla:2 or bf16:1");
   }
   shape.kv_format = kv == "bf16" ? KvFormat::bf16 : KvFormat::fp8_ds_mla;
-  shape.attn_tp = std::stoi(part.substr(colon + 1));
+  shape.attn_tp = whole_number(part.substr(colon + 1), "the part's TP");
   if (shape.attn_tp != 1 && shape.attn_tp != 2 && shape.attn_tp != 4) {
     throw tuner::InputError("part '" + part + "': the matrix's TP values are 1, 2 and 4");
   }
@@ -37,8 +53,8 @@ int main(int argc, char** argv) {
   }
   try {
     const tuner::CubinCache cache(argv[1]);
-    const int arch_sm = std::stoi(argv[2]);
-    const int smem_optin = std::stoi(argv[3]);
+    const int arch_sm = whole_number(argv[2], "ARCH_SM");
+    const int smem_optin = whole_number(argv[3], "SMEM_OPTIN");
     for (int i = 4; i < argc; ++i) {
       const tuner::smla_family::Shape base = part_shape(argv[i]);
       const tuner::test::CompiledKeys compiled = tuner::test::compile_all(
