@@ -3,9 +3,14 @@
 # of opt-in shared memory a block) into .devcarry/matrix_cubins.tar.xz, which the device call's
 # `scripts/h200_s15.sh matrix` unpacks into the cubin cache that gpu_sparse_mla_decode reads
 # (TUNER_GPU_CUBIN_CACHE): the call then loads each part's cubins instead of compiling them (the
-# fp8 32-head part compiled for over 150 s of a call). xz: 20 MB of bf16 16-head cubins pack to
-# 0.8 MB. Keys that the device's NVRTC or shared memory make different are compiled there as
-# before (the matrix prints how many came from the cache).
+# fp8 32-head part compiled for over 150 s of a call). Keys that the device's NVRTC or shared
+# memory make different are compiled there as before (the matrix prints how many came from the
+# cache). Measured on the 2-core CPU machine (seventeenth session):
+#   fp8_ds_mla:4 bf16:4           917 keys,  ~8 min,  6.0 MB xz
+#   fp8_ds_mla:2 bf16:2 fp8_ds_mla:1 bf16:1   2,569 keys (the 64-head parts hold the 32-head
+#                                 keys), 30 min, 354 MB of cubins, 29.5 MB xz
+# .devcarry is ~48 MB without it and a call carries at most 64 MiB: the 32- and 64-head archive
+# needs a call whose carry leaves out what the matrix does not use (or one part per call).
 # Usage: scripts/devcarry_matrix_cubins.sh [PART...]   (default: all six; run after a build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
