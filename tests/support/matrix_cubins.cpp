@@ -1,12 +1,13 @@
 // Compiles the correctness matrix's compile keys on a machine without a GPU, into the cubin cache
 // that gpu_sparse_mla_decode reads through TUNER_GPU_CUBIN_CACHE (matrix_compiles.hpp): a device
 // call then loads the part's cubins instead of compiling them. The keys depend on the GPU's
-// arch and opt-in shared memory per block, given here (the H200: 90 232448).
-// Usage: tuner_matrix_cubins DIR ARCH_SM SMEM_OPTIN PART...   (PART: fp8_ds_mla:2, bf16:1, ...)
+// arch and its opt-in shared memory per block, taken from core's arch table (sm_90: the H200).
+// Usage: tuner_matrix_cubins DIR ARCH PART...   (ARCH: sm_90; PART: fp8_ds_mla:2, bf16:1, ...)
 #include <cstdio>
 #include <exception>
 #include <string>
 
+#include "core/arch.hpp"
 #include "tests/support/matrix_compiles.hpp"
 
 namespace {
@@ -47,22 +48,22 @@ tuner::smla_family::Shape part_shape(const std::string& part) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 5) {
-    std::fprintf(stderr, "usage: tuner_matrix_cubins DIR ARCH_SM SMEM_OPTIN PART...\n");
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: tuner_matrix_cubins DIR ARCH PART...\n");
     return 2;
   }
   try {
     const tuner::CubinCache cache(argv[1]);
-    const int arch_sm = whole_number(argv[2], "ARCH_SM");
-    const int smem_optin = whole_number(argv[3], "SMEM_OPTIN");
-    for (int i = 4; i < argc; ++i) {
+    const tuner::Arch arch = tuner::arch_by_name(argv[2]);  // InputError names the known ones
+    for (int i = 3; i < argc; ++i) {
       const tuner::smla_family::Shape base = part_shape(argv[i]);
       const tuner::test::CompiledKeys compiled = tuner::test::compile_all(
-          tuner::test::compile_keys_for(base, smem_optin), base.kv_format, arch_sm, cache);
+          tuner::test::compile_keys_for(base, arch.max_smem_per_block_optin_bytes), base.kv_format,
+          arch.sm, cache);
       int failed = 0;
       for (const std::string& failure : compiled.failures) failed += failure.empty() ? 0 : 1;
       std::printf("%s: %zu compile keys for sm_%d, %d from the cache, %d rejected by NVRTC\n",
-                  argv[i], compiled.configs.size(), arch_sm, compiled.from_cache, failed);
+                  argv[i], compiled.configs.size(), arch.sm, compiled.from_cache, failed);
     }
     return 0;
   } catch (const tuner::InputError& error) {
