@@ -84,9 +84,6 @@ int function_attribute(CUfunction function, CUfunction_attribute attribute,
                        const std::string& context);
 int max_active_blocks_per_sm(CUfunction function, int threads, std::size_t dynamic_smem,
                              const std::string& context);
-// Whether `function` may be launched as a programmatic dependent (LaunchOrder::programmatic): its
-// binary is sm_90 or newer (griddepcontrol). false when the attribute cannot be read.
-bool launches_programmatic(CUfunction function) noexcept;
 // Clusters of each size 1..8 (along x) of `function` resident at once with this block and dynamic
 // shared memory; size 1 is the kernel's resident CTAs on the whole device (one wave of an ordinary
 // launch). A size the device or kernel cannot launch (before sm_90, or over its limits) stays 0,

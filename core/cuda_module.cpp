@@ -71,13 +71,6 @@ int max_active_blocks_per_sm(CUfunction function, int threads, std::size_t dynam
   return blocks;
 }
 
-bool launches_programmatic(CUfunction function) noexcept {
-  int binary_version = 0;  // major * 10 + minor of the loaded binary
-  return api().func_get_attribute(&binary_version, CU_FUNC_ATTRIBUTE_BINARY_VERSION, function) ==
-             CUDA_SUCCESS &&
-         binary_version >= 90;
-}
-
 ClusterCapacity cluster_capacity(CUfunction function, unsigned threads,
                                  unsigned dynamic_smem) noexcept {
   ClusterCapacity capacity;

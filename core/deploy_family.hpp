@@ -26,8 +26,6 @@ struct BoundKernel {
   unsigned block_threads = 0;
   unsigned dynamic_smem = 0;
   ClusterCapacity clusters;  // on the launcher's device, with this block and smem (none: no cap)
-  bool programmatic =
-      false;  // may launch as a programmatic dependent (cuda::launches_programmatic)
 };
 
 // A frozen config bound for launching: the kernels by the family's role slots, and the config

@@ -52,8 +52,7 @@ Slot load_slot(const Cubin& cubin) {
     const auto smem = static_cast<unsigned>(launch.dynamic_smem);
     kernels.push_back(
         {launch.role,
-         {function, threads, smem, tuner::cuda::cluster_capacity(function, threads, smem),
-          tuner::cuda::launches_programmatic(function)}});
+         {function, threads, smem, tuner::cuda::cluster_capacity(function, threads, smem)}});
   }
   slot.family = deploy_family_by_name(cubin.family);
   if (slot.family == nullptr || kernels.empty()) {

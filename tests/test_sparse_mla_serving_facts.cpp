@@ -162,31 +162,3 @@ TEST_CASE("the balanced schedule's serving launch is the tuner's, with and witho
   // Every batch but 264 (one whole row per CTA) cuts some row across CTAs and runs the combine.
   CHECK(combines == 2 * 2 * 6);
 }
-
-TEST_CASE("an sm_90+ split launches as a programmatic dependent of the stream's previous kernel") {
-  const KernelConfig base{.block_t = 64, .num_stages = 2, .mma_path = 1, .producers = 2};
-  for (const int merge : {0, 1, 2, 3, 4}) {
-    for (const bool programmatic : {false, true}) {
-      KernelConfig config = base;
-      config.merge = merge;
-      config.target_ctas = 256;
-      CAPTURE(merge);
-      CAPTURE(programmatic);
-      // Batch 8, topk 2048: 32 splits a row asked, so every merge value merges (merge 2: clusters).
-      const auto launches =
-          test::serving_launches(config, KvFormat::fp8_ds_mla, 8, 16, {}, programmatic);
-      const bool reset_first = merge == 3;  // the ticket reset, stream-ordered, then the split
-      REQUIRE(launches.size() == (merge == 2 ? 1u : 2u));
-      const test::RecordedLaunch& split = launches[reset_first ? 1 : 0];
-      CHECK(split.function == test::fake_function(0x100));
-      CHECK(split.order ==
-            (programmatic || reset_first ? LaunchOrder::programmatic : LaunchOrder::stream));
-      if (reset_first) CHECK(launches[0].order == LaunchOrder::stream);
-      // The kernel waits for the previous kernel at its start, before any read, unless it carries
-      // row tickets (merge 3), whose wait comes before its first ticket (split.cuh).
-      smla::SplitParams params;
-      std::memcpy(&params, split.params.data(), sizeof params);
-      CHECK((params.row_tickets != nullptr) == reset_first);
-    }
-  }
-}

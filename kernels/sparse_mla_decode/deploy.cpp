@@ -194,8 +194,8 @@ std::array<unsigned, 3> reset_grid(const DecodeDims& dims, const SplitPlan& plan
       1u, 1u};
 }
 
-LaunchOrder split_order(const SplitPlan& plan, bool programmatic) {
-  return plan.merges_last_cta() || programmatic ? LaunchOrder::programmatic : LaunchOrder::stream;
+LaunchOrder split_order(const SplitPlan& plan) {
+  return plan.merges_last_cta() ? LaunchOrder::programmatic : LaunchOrder::stream;
 }
 
 LaunchOrder combine_order(int merge) {

@@ -111,10 +111,9 @@ smla::CombineParams pack_reset(const DecodeBuffers& buffers, const DecodeDims& d
                                const SplitPlan& plan);
 std::array<unsigned, 3> reset_grid(const DecodeDims& dims, const SplitPlan& plan);
 // How the split and the combine order on the stream (the tuner's and the serving launches): the
-// split as a programmatic dependent of the stream's previous kernel (merge 3: its ticket reset)
-// where its binary allows (`programmatic`: cuda::launches_programmatic, sm_90+), stream-ordered
-// otherwise; the combine after the split as its programmatic dependent under merges 1 and 4.
-LaunchOrder split_order(const SplitPlan& plan, bool programmatic);
+// split after merge 3's ticket reset as its programmatic dependent, the combine after the split
+// as its programmatic dependent under merge 1; stream-ordered otherwise.
+LaunchOrder split_order(const SplitPlan& plan);
 LaunchOrder combine_order(int merge);
 
 // The combine kernel's block size (combine.cuh is written for it).

@@ -29,7 +29,6 @@ DecodeKernels load_decode_kernels(const CompileResult& compiled, const KernelCon
   kernels.split =
       kernels.module->function(compiled.lowered_names.at(split_kernel_name(config, kv_format)));
   kernels.combine = kernels.module->function(compiled.lowered_names.at(combine_kernel_name()));
-  kernels.split_programmatic = cuda::launches_programmatic(kernels.split);
   Shape any_shape;
   any_shape.kv_format = kv_format;
   // The module may serve every launch-time variant of its compile key: the cluster merge's
@@ -67,8 +66,7 @@ void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
   cuda::launch(kernels.split,
                {geometry.split_grid[0], geometry.split_grid[1], geometry.split_grid[2]},
                {geometry.split_threads, 1, 1}, geometry.split_smem_bytes, stream, split_args,
-               context_of(kernels) + " split", split_order(plan, kernels.split_programmatic),
-               plan.cluster_x());
+               context_of(kernels) + " split", split_order(plan), plan.cluster_x());
   if (!geometry.runs_combine()) return;
   smla::CombineParams combine = pack_combine(buffers, dims, plan);
   void* combine_args[] = {&combine};

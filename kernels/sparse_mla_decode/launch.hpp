@@ -21,7 +21,6 @@ struct DecodeKernels {
   // The split kernel's cluster capacity with the cluster merge's shared memory (the serving
   // launcher queries the same for its bound split kernel): split_plan's cap.
   ClusterCapacity clusters;
-  bool split_programmatic = false;  // deploy.hpp's split_order: an sm_90+ binary
 };
 
 // Loads the cubin and raises the split kernel's dynamic shared-memory limit to what the layout

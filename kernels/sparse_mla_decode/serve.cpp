@@ -129,7 +129,7 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
   const std::array<unsigned, 3> split_dims = split_grid(planned.dims, planned.plan);
   result = launch_kernel(split.function, split_dims[0], split_dims[1], split_dims[2],
                          split.block_threads, split.dynamic_smem, stream, split_args,
-                         split_order(planned.plan, split.programmatic), planned.plan.cluster_x());
+                         split_order(planned.plan), planned.plan.cluster_x());
   if (result == CUDA_SUCCESS && planned.plan.runs_combine()) {
     smla::CombineParams combine_params = pack_combine(buffers, planned.dims, planned.plan);
     void* combine_args[] = {&combine_params};

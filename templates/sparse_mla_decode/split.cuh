@@ -16,15 +16,6 @@
 
 namespace smla_detail {
 
-// Before a split CTA's first global read: the stream's previous kernel (which may have written q,
-// the cache or the indices) has completed and its writes are visible; a no-op in a stream-ordered
-// launch. merge 3's split reads its inputs before that wait instead (its previous kernel is the
-// ticket reset, launched stream-ordered after the inputs' writers) and waits before its tickets
-// (last_cta_merge.cuh).
-__device__ __forceinline__ void wait_for_inputs(const smla::SplitParams& p) {
-  if (p.row_tickets == nullptr) ptx::grid_dependency_wait();
-}
-
 // This head group's q rows into shared memory by cp.async (rows past n_local_heads are zero, so
 // they cost nothing but time), and the softmax statistics of its rows reset.
 template <int BLOCK_H, int NUM_THREADS>
@@ -79,9 +70,6 @@ __device__ __forceinline__ void compute_tile(const smla::SplitParams& p,
 
 }  // namespace smla_detail
 
-// The split itself launches as a programmatic dependent of the stream's previous kernel where
-// the device allows (deploy.hpp's split_order): its CTAs are placed while that kernel drains, and
-// wait_for_inputs holds them before their first read of anything it may have written.
 // After the token loop, a combine launched as a programmatic dependent (merge 1) may be scheduled
 // once every CTA of this grid got there (or exited), so its launch overlaps the grid's last output
 // writes; it waits for this grid's completion before reading the partials. At the kernel's start
@@ -105,7 +93,6 @@ __global__ void __launch_bounds__(NUM_WARPS * 32, 1)
   const int num_tiles = end_pos > first_pos ? (end_pos - first_pos + BLOCK_T - 1) / BLOCK_T : 0;
   const int* index_row = p.indices + static_cast<long long>(batch_item) * p.topk;
 
-  smla_detail::wait_for_inputs(p);
   smla_detail::start_q<BLOCK_H, kThreads>(p, layout, smem, batch_item, first_head);
 
   smla_detail::TileTokens<BLOCK_T, kThreads, KV_FORMAT> next_ids;

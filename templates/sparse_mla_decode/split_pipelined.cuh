@@ -268,8 +268,6 @@ __device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
 // SCHEDULE (schedule.h) is compiled in: a loop over rows around the token loop keeps the token
 // loop's invariants live across each row's output, +14-16 registers on sm_90, which cost the bf16
 // kernels their second CTA per SM; per-row splits compile to one pass, as before.
-// The split launches as a programmatic dependent of the stream's previous kernel where the device
-// allows (split.cuh's note): wait_for_inputs comes before the first global read.
 // After the range's last tile (not a cluster launch) a combine launched as a programmatic
 // dependent (merge 1) may be scheduled once every CTA of this grid got there (or exited), so its
 // launch overlaps the grid's last output writes; it waits for this grid's completion before
@@ -286,7 +284,6 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   constexpr int kConsumerThreads = NUM_WARPS * 32;
   extern __shared__ __align__(128) unsigned char smem[];
 
-  smla_detail::wait_for_inputs(p);
   const smla_pipe::WorkRange range = smla_pipe::work_range<BLOCK_T, SCHEDULE>(p);
   const int num_tiles = range.end_tile - range.first_tile;
   auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);

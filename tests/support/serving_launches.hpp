@@ -2,8 +2,7 @@
 // The sparse MLA decode family's serving launches of one config at one batch, bound from the
 // launch facts `tuner freeze` writes (frozen_launches) and recorded through a LaunchKernelFn that
 // stands in for cuLaunchKernel (recorded_launches.hpp): what the driver would be handed, taken from
-// the serving launcher's path (serve.cpp), not from the tuner's geometry. `programmatic`: the
-// split's binary is sm_90+, as the launcher finds it on an H200 or an sm_120 device.
+// the serving launcher's path (serve.cpp), not from the tuner's geometry.
 #include <doctest/doctest.h>
 
 #include <optional>
@@ -22,8 +21,7 @@ namespace tuner::test {
 inline std::vector<RecordedLaunch> serving_launches(const smla_family::KernelConfig& config,
                                                     smla_family::KvFormat kv, int batch,
                                                     int local_heads = 16,
-                                                    const ClusterCapacity& clusters = {},
-                                                    bool programmatic = false) {
+                                                    const ClusterCapacity& clusters = {}) {
   smla_family::Shape shape;
   shape.kv_format = kv;
   shape.batch = batch;
@@ -33,7 +31,7 @@ inline std::vector<RecordedLaunch> serving_launches(const smla_family::KernelCon
       smla_family::to_config(config), {smla_family::canonical_shape(shape)});
   REQUIRE(facts.size() == 2);  // this format's split, then combine
   const BoundKernel split{fake_function(0x100), static_cast<unsigned>(facts[0].block_threads),
-                          static_cast<unsigned>(facts[0].dynamic_smem), clusters, programmatic};
+                          static_cast<unsigned>(facts[0].dynamic_smem), clusters};
   constexpr std::uintptr_t kCombineFunction = 0x300;
   const BoundKernel combine{fake_function(kCombineFunction),
                             static_cast<unsigned>(facts[1].block_threads),
