@@ -39,11 +39,12 @@ case $step in
     done
     ;;
   gpu)
-    timeout 400 ctest --test-dir build --output-on-failure -R \
-      "gpu_capture|gpu_cuda_driver|gpu_tunedb_cuda$|gpu_tunedb_cuda_factors|c_example|cuda_python" \
-      >"$logs/ctest.log" 2>&1
-    echo "ctest rc=$? at $(($(date +%s) - began)) s"
-    grep -E "tests passed|Test +#|Failed|\*\*\*" "$logs/ctest.log" | tail -n 14
+    # The binaries themselves: the carried build is slim (no CPU tests), so its CTest files do not
+    # load (the first try, with ctest, stopped there: rc 8, no test run).
+    for t in gpu_capture gpu_cuda_driver gpu_tunedb_cuda gpu_tunedb_cuda_factors; do
+      timeout 200 "build/tests/$t" >"$logs/$t.log" 2>&1
+      echo "$t rc=$? $(grep -E 'test cases' "$logs/$t.log" | tail -n 1)"
+    done
     ;;
   *) echo "unknown step '$step': use ab or gpu" >&2; exit 2 ;;
 esac
