@@ -6,6 +6,8 @@
 #include "core/parallel.hpp"
 #include "db/store/held_plan.hpp"
 #include "db/store/plan_digest.hpp"
+#include "db/store/plan_run.hpp"
+#include "tuner/plan_row_digest.hpp"
 
 namespace tuner {
 
@@ -50,8 +52,7 @@ std::vector<db::TrialRecord> plan_trials(db::Store& store, std::int64_t run_id,
     trial.params_json = to_json(row.config);
     trial.compile_key = compile_key(row.config, family.space());
     trial.fate = to_db_fate(row.fate);
-    trial.reason =
-        row.fate == Fate::compile_failed ? row.reason + "\n" + row.compile_log : row.reason;
+    trial.reason = recorded_reason(row);
     if (row.budget) {
       trial.est_smem_bytes = row.budget->smem_bytes_per_block;
       trial.est_regs = row.budget->registers_per_thread;
@@ -111,20 +112,43 @@ void record_plan_trials(db::Store& store, const std::vector<db::TrialRecord>& tr
   record_digest(store, trials, sorted_fate_keys(trials));
 }
 
+// The store's key of `plan`'s rows (the source and problem added when new).
+db::PlanRunKey plan_run_key(db::Store& store, const PlanResult& plan, const Family& family) {
+  store.add_source(family.source_hash(), plan.family);
+  return db::PlanRunKey{store.problem_id(plan_problem_key(plan)), family.source_hash(),
+                        plan.arch.name};
+}
+
 void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
                  const Family& family) {
   record_plan_trials(store, plan_trials(store, run_id, plan, family));
+  if (plan.rows.empty()) return;
+  db::record_plan_run_digest(store,
+                             {run_id, plan_run_key(store, plan, family),
+                              static_cast<std::int64_t>(plan.rows.size()), plan_row_digest(plan)});
 }
 
 std::int64_t record_plan_unless_held(db::Store& store, std::int64_t run_id, const PlanResult& plan,
                                      const Family& family) {
+  if (plan.rows.empty()) return run_id;
+  // The fast check: the latest plan run recorded this plan's digest (one index seek, one row).
+  const db::PlanRunKey key = plan_run_key(store, plan, family);
+  const auto fates = static_cast<std::int64_t>(plan.rows.size());
+  const std::string digest = plan_row_digest(plan);
+  if (const std::int64_t holder = db::run_holding_plan_digest(store, key, fates, digest)) {
+    return holder;
+  }
+  // Else row by row: the latest plan run may hold these fates in another order, or predate
+  // digests.
   const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, plan, family);
   std::vector<std::string> keys = plan_row_keys(trials);  // sorted once: the check, the digest
   std::sort(keys.begin(), keys.end());
-  const std::int64_t holder = db::run_holding_plan(store, trials, keys);
-  if (holder == 0) store.record_trials(trials);  // one transaction: a plan has ~100 000 rows
-  record_digest(store, trials, keys);            // when held, the rows may predate digests
-  return holder == 0 ? run_id : holder;
+  const std::int64_t held_by = db::run_holding_plan(store, trials, keys);
+  if (held_by == 0) store.record_trials(trials);  // one transaction: a plan has ~100 000 rows
+  record_digest(store, trials, keys);             // when held, the rows may predate digests
+  const std::int64_t holder = held_by == 0 ? run_id : held_by;
+  db::record_plan_run_digest(store, {holder, key, fates, digest});  // after the rows it covers
+  return holder;
 }
 
 }  // namespace tuner

@@ -94,6 +94,19 @@ CREATE INDEX IF NOT EXISTS trials_plan_key ON trials (problem_id, params_json) W
 -- tuner merge: an input's measured rows without a pass over its ~100 000 plan rows.
 CREATE INDEX IF NOT EXISTS trials_not_plan ON trials (run_id) WHERE stage <> 'plan';
 
+-- A digest of the plan rows one run recorded, in the order the planner made them
+-- (db/store/plan_run.hpp): written after the rows, so a rerun whose plan has the same digest
+-- finds them held without reading them.
+CREATE TABLE IF NOT EXISTS plan_run_digests (
+  run_id INTEGER NOT NULL REFERENCES runs (id),
+  problem_id INTEGER NOT NULL REFERENCES problems (id),
+  source_hash TEXT NOT NULL,
+  budget_arch TEXT NOT NULL,
+  fates INTEGER NOT NULL CHECK (fates >= 0),
+  digest TEXT NOT NULL CHECK (digest <> ''),
+  PRIMARY KEY (run_id, problem_id, source_hash, budget_arch)
+);
+
 -- The plans this store holds in full (db/store/plan_digest.hpp): written after their rows, so
 -- tuner merge can skip an input's plan rows unread when the output holds the same digest.
 -- The key's columns come first: SQLite 3.40's integrity_check misreads a WITHOUT ROWID table
