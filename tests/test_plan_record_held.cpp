@@ -79,7 +79,7 @@ TEST_CASE("plan row digest: every recorded part of a row moves it, nothing else 
   CHECK(tuner::plan_row_digest(unrecorded) == digest);
 }
 
-TEST_CASE("plan record: a rerun is held by the run that recorded the plan; a change is recorded") {
+TEST_CASE("plan record: a rerun is held by the run that recorded the plan, a change is recorded") {
   const tuner::test::TempDir dir;
   tuner::db::Store store = tuner::db::Store::open(dir / "tune.db");
   const tuner::Family& family = tuner::smla_family::family();
