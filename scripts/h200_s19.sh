@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# H200, nineteenth session.
+#   sweep   the default sweep cold (fresh cubin cache and DB, target < 120 s), then the same
+#           command three times with nothing changed (target < 5 s each): the warm rerun's plan
+#           check now reads the latest plan run's digest (plan_run_digests) instead of its
+#           ~525,000 rows. Predicted before the run: the warm rerun's plan phase from 5.1 s to
+#           ~2 s (record_plan_unless_held: 3.6-4.9 s -> 0.1 s on the 2-core CPU machine).
+#   probe   schedule 0 (per-row splits) against schedule 1 (balanced, one wave of resident CTAs)
+#           on the winners' structure at batches 64 and 512, merges 0/1/2/4, the fastest launch
+#           per schedule, in three fresh processes: what row crossing costs at 64, and whether
+#           batch 512's two modes follow the schedule (one wave) or the process.
+# Usage: scripts/h200_s19.sh sweep|probe   (carry .devcarry; logs in $OUT/s19_STEP.tgz)
+step=${1:?usage: scripts/h200_s19.sh sweep|probe}
+source scripts/device_call_env.sh
+logs=$out/s19_$step
+mkdir -p "$logs"
+case $step in
+  sweep)
+    export WORK=/tmp/s19_sweep
+    bash scripts/h200_issue12_s4.sh build main >"$logs/main.txt" 2>&1
+    cp "$WORK"/cold.log "$WORK"/warm.log "$logs/" 2>/dev/null
+    for again in 2 3; do
+      t0=$(date +%s.%N)
+      timeout 60 build/tuner/tuner sweep --cache-dir "$WORK/cache" --db "$WORK/tuned.db" \
+        >"$logs/warm_$again.log" 2>&1
+      rc=$?
+      echo "warm rerun $again: rc=$rc $(python3 -c "print(f'{$(date +%s.%N) - $t0:.1f}')") s;" \
+        "$(grep '^time:' "$logs/warm_$again.log" | cut -c1-120)"
+    done
+    cut -c1-220 "$logs/main.txt" | tail -n 9
+    ;;
+  probe)
+    where="block_h=16,block_t=64,num_stages=2,kv_unpack=0,ctas_per_sm=1,mma_path=1,num_warps=4"
+    for process in 1 2 3; do
+      XDG_CACHE_HOME=/tmp/s19_cache timeout 150 build/tuner/tuner bench --batches 64,512 \
+        --where "$where,producers=2,merge=0|1|2|4" --no-default --best-per schedule \
+        >"$logs/probe_$process.log" 2>&1
+      echo "process $process rc=$? at $(($(date +%s) - began)) s"
+    done
+    for f in "$logs"/probe_*.log; do
+      echo "== $(basename "$f") (batch schedule merge target median_us)"
+      grep -E "^ +[0-9]+ block_t.*best of" "$f" | awk '{s = ""; m = ""; c = ""; t = "";
+        for (i = 2; i <= NF; i++) { if (s == "" && $i ~ /^schedule=/) s = $i;
+        if (m == "" && $i ~ /^merge=/) m = $i; if (c == "" && $i ~ /^target_ctas=/) c = $i;
+        if (t == "" && $i ~ /^[0-9]+\.[0-9]+$/) t = $i } print $1, s, m, c, t}' | tr '\n' ';'
+      echo
+    done
+    ;;
+  *) echo "unknown step '$step': use sweep or probe" >&2; exit 2 ;;
+esac
+tar -C "$out" -czf "$out/s19_$step.tgz" "s19_$step" && rm -rf "$logs"
