@@ -9,8 +9,11 @@
 #           on the winners' structure at batches 64 and 512, merges 0/1/2/4, the fastest launch
 #           per schedule, in three fresh processes: what row crossing costs at 64, and whether
 #           batch 512's two modes follow the schedule (one wave) or the process.
-# Usage: scripts/h200_s19.sh sweep|probe   (carry .devcarry; logs in $OUT/s19_STEP.tgz)
-step=${1:?usage: scripts/h200_s19.sh sweep|probe}
+#   ncu     Nsight Compute (full set, source) on the split and combine kernels of schedule 0 and 1
+#           at batches 64 and 512 (merge 4 at 64, merge 1 at 512: each schedule's fastest in
+#           `probe`): where schedule 1 loses 4.4 µs at 64 and ~40 µs at 512.
+# Usage: scripts/h200_s19.sh sweep|probe|ncu   (carry .devcarry; logs in $OUT/s19_STEP.tgz)
+step=${1:?usage: scripts/h200_s19.sh sweep|probe|ncu}
 source scripts/device_call_env.sh
 logs=$out/s19_$step
 mkdir -p "$logs"
@@ -46,6 +49,28 @@ case $step in
       echo
     done
     ;;
-  *) echo "unknown step '$step': use sweep or probe" >&2; exit 2 ;;
+  ncu)
+    where="block_h=16,block_t=64,num_stages=2,kv_unpack=0,ctas_per_sm=1,mma_path=1,num_warps=4"
+    wanted="Duration|DRAM Throughput|Executed Ipc A|Registers Per|Achieved Occupancy|Grid Size"
+    for run in 64:4:0:256 64:4:1:256 512:1:0:128 512:1:1:128; do
+      IFS=: read -r batch merge schedule ctas <<<"$run"
+      rep=$logs/b${batch}_s$schedule
+      XDG_CACHE_HOME=/tmp/s19_cache timeout 170 ncu --clock-control none --target-processes all \
+        --set full --import-source yes -k regex:'split_pipelined|combine' -c 2 -o "$rep" \
+        build/tuner/tuner bench --batches "$batch" --no-default \
+        --where "$where,producers=2,merge=$merge,schedule=$schedule,target_ctas=$ctas" \
+        >"$rep.run.log" 2>&1
+      echo "== batch $batch merge $merge schedule $schedule: ncu rc=$?"
+      ncu -i "$rep.ncu-rep" --page details >"$rep.details.txt" 2>&1
+      grep -E "^  [a-z_]+.*\(|$wanted" "$rep.details.txt" | sed -E 's/ +/ /g' | cut -c1-100 |
+        grep -vE "^ ?(Block|Cluster|Dynamic|Static|Driver|Function|Shared|Threads|Waves)" | head -16
+      ncu -i "$rep.ncu-rep" --page source --csv --print-source sass -k regex:split_pipelined \
+        >"$rep.sass.csv" 2>&1
+      python3 scripts/ncu_sass_summary.py "$rep.sass.csv" 30 >"$rep.summary.txt" 2>&1
+      rm -f "$rep.sass.csv" "$rep.ncu-rep"
+      [ $(($(date +%s) - began)) -lt 480 ] || { echo "budget: stopped after $run"; break; }
+    done
+    ;;
+  *) echo "unknown step '$step': use sweep, probe or ncu" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s19_$step.tgz" "s19_$step" && rm -rf "$logs"
