@@ -12,8 +12,12 @@
 #   ncu     Nsight Compute (full set, source) on the split and combine kernels of schedule 0 and 1
 #           at batches 64 and 512 (merge 4 at 64, merge 1 at 512: each schedule's fastest in
 #           `probe`): where schedule 1 loses 4.4 µs at 64 and ~40 µs at 512.
-# Usage: scripts/h200_s19.sh sweep|probe|ncu   (carry .devcarry; logs in $OUT/s19_STEP.tgz)
-step=${1:?usage: scripts/h200_s19.sh sweep|probe|ncu}
+#   clocks  SM clock, power and throttle reasons every 100 ms (nvidia-smi) while `tuner bench` times
+#           batch 512's winners alone, then while a one-batch sweep at 512 screens and re-times
+#           its finalists interleaved with the default (whose launches take ~1.1 ms there): is
+#           the sweep's slower figure at 512 (230 µs against bench's 198-204) the card's clock?
+# Usage: scripts/h200_s19.sh sweep|probe|ncu|clocks   (carry .devcarry; logs in $OUT/s19_STEP.tgz)
+step=${1:?usage: scripts/h200_s19.sh sweep|probe|ncu|clocks}
 source scripts/device_call_env.sh
 logs=$out/s19_$step
 mkdir -p "$logs"
@@ -71,6 +75,27 @@ case $step in
       [ $(($(date +%s) - began)) -lt 480 ] || { echo "budget: stopped after $run"; break; }
     done
     ;;
-  *) echo "unknown step '$step': use sweep, probe or ncu" >&2; exit 2 ;;
+  clocks)
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,clocks_throttle_reasons.active \
+      --format=csv,noheader,nounits -lms 100 >"$logs/clocks.csv" 2>&1 &
+    sampler=$!
+    stamp() { while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done; }
+    where="block_h=16,block_t=64,num_stages=2,kv_unpack=0,ctas_per_sm=1,mma_path=1,num_warps=4"
+    echo "$(date +%s.%N) bench begins" >"$logs/phases.txt"
+    XDG_CACHE_HOME=/tmp/s19_cache timeout 120 build/tuner/tuner bench --batches 512 --no-default \
+      --where "$where,producers=2,schedule=0,merge=0|2" --best-per merge >"$logs/bench.log" 2>&1
+    echo "bench rc=$?"
+    echo "$(date +%s.%N) sweep begins" >>"$logs/phases.txt"
+    XDG_CACHE_HOME=/tmp/s19_cache timeout 300 build/tuner/tuner sweep --db /tmp/s19_clocks.db \
+      --batches 512 2>&1 | stamp >"$logs/sweep.log"
+    echo "sweep rc=${PIPESTATUS[0]}"
+    echo "$(date +%s.%N) sweep ends" >>"$logs/phases.txt"
+    kill "$sampler"
+    grep -E "^ +512 .*best of" "$logs/bench.log" | awk '{print $NF, $(NF-1), $0}' | cut -c1-60
+    grep -E " +512 \{" "$logs/sweep.log" | cut -c1-40,200-330
+    python3 scripts/clock_phases.py "$logs/clocks.csv" "$logs/phases.txt" "$logs/sweep.log"
+    gzip "$logs/sweep.log"
+    ;;
+  *) echo "unknown step '$step': use sweep, probe, ncu or clocks" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s19_$step.tgz" "s19_$step" && rm -rf "$logs"
