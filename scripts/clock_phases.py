@@ -2,7 +2,8 @@
 """The card's SM clock, power and throttle reasons (nvidia-smi samples) in each phase of a device
 call: the phases file holds "EPOCH_SECONDS name begins|ends" lines; the sweep's stamped log
 ("EPOCH_SECONDS line") splits the sweep into its screens and its finalists' re-timing (from its
-last progress line on). Usage: clock_phases.py CLOCKS.csv PHASES.txt SWEEP_STAMPED.log"""
+last progress line on). Without a sweep log, each phase's begin-end is summarized alone.
+Usage: clock_phases.py CLOCKS.csv PHASES.txt [SWEEP_STAMPED.log]"""
 import statistics
 import sys
 import time
@@ -33,7 +34,10 @@ def summary(name, rows):
     for r in rows:
         reasons[r[3]] = reasons.get(r[3], 0) + 1
     low = sum(1 for c in clocks if c < 1900)
-    print(f"{name}: {len(rows)} samples; SM MHz median {statistics.median(clocks):.0f}, "
+    busy = sorted(r[1] for r in rows if r[2] > 250)  # a kernel running (idle draws ~80-120 W)
+    busy_text = f"busy (> 250 W) {len(busy)}: SM MHz median {statistics.median(busy):.0f}, " \
+        f"min {busy[0]:.0f}; " if busy else "busy (> 250 W) 0; "
+    print(f"{name}: {len(rows)} samples; {busy_text}all: SM MHz median {statistics.median(clocks):.0f}, "
           f"min {clocks[0]:.0f}, < 1900 in {low}; power W median {statistics.median(power):.0f}, "
           f"max {max(power):.0f}; throttle reasons " +
           ", ".join(f"{k:#x}: {v}" for k, v in sorted(reasons.items())))
@@ -45,6 +49,10 @@ def main():
     for line in open(sys.argv[2]):
         stamp, name, _ = line.split()
         phases[name] = phases.get(name, []) + [float(stamp)]
+    if len(sys.argv) < 4:  # phases NAME begins / NAME ends, each summarized alone
+        for name, (begin, end) in phases.items():
+            summary(name, [r for r in rows if begin <= r[0] < end])
+        return
     bench_begin, sweep_begin = phases["bench"][0], phases["sweep"][0]
     sweep_end = phases["sweep"][1]
     last_progress = sweep_begin

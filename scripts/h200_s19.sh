@@ -16,8 +16,12 @@
 #           batch 512's winners alone, then while a one-batch sweep at 512 screens and re-times
 #           its finalists interleaved with the default (whose launches take ~1.1 ms there): is
 #           the sweep's slower figure at 512 (230 µs against bench's 198-204) the card's clock?
-# Usage: scripts/h200_s19.sh sweep|probe|ncu|clocks   (carry .devcarry; logs in $OUT/s19_STEP.tgz)
-step=${1:?usage: scripts/h200_s19.sh sweep|probe|ncu|clocks}
+#   modes   batch 512's winner (merge 0, 128 target CTAs) timed by `tuner bench` in 4 fresh
+#           processes, each after a different load (none; 5 s of the default's launches, which
+#           drive the card into its power cap), with the clock sampled: do the fast and slow
+#           modes follow the card's clock?
+# Usage: scripts/h200_s19.sh sweep|probe|ncu|clocks|modes   (carry .devcarry; logs in $OUT/s19_STEP.tgz)
+step=${1:?usage: scripts/h200_s19.sh sweep|probe|ncu|clocks|modes}
 source scripts/device_call_env.sh
 logs=$out/s19_$step
 mkdir -p "$logs"
@@ -96,6 +100,29 @@ case $step in
     python3 scripts/clock_phases.py "$logs/clocks.csv" "$logs/phases.txt" "$logs/sweep.log"
     gzip "$logs/sweep.log"
     ;;
-  *) echo "unknown step '$step': use sweep, probe, ncu or clocks" >&2; exit 2 ;;
+  modes)
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,clocks_throttle_reasons.active \
+      --format=csv,noheader,nounits -lms 100 >"$logs/clocks.csv" 2>&1 &
+    sampler=$!
+    winner="block_h=16,block_t=64,num_stages=2,kv_unpack=0,ctas_per_sm=1,mma_path=1,num_warps=4"
+    winner="$winner,producers=2,schedule=0,merge=0,target_ctas=128"
+    : >"$logs/phases.txt"
+    for run in cold1 hot1 cold2 hot2; do
+      if [ "${run#hot}" != "$run" ]; then  # the default config alone, ~5 s of its launches first
+        XDG_CACHE_HOME=/tmp/s19_cache timeout 60 build/tuner/tuner bench --batches 256,512 \
+          >"$logs/heat_$run.log" 2>&1  # no --where: the default config alone
+      else
+        sleep 5
+      fi
+      echo "$(date +%s.%N) $run begins" >>"$logs/phases.txt"
+      XDG_CACHE_HOME=/tmp/s19_cache timeout 60 build/tuner/tuner bench --batches 512 --no-default \
+        --where "$winner" >"$logs/$run.log" 2>&1
+      echo "$(date +%s.%N) $run ends" >>"$logs/phases.txt"
+      echo "$run rc=$? $(grep -E '^ +512 ' "$logs/$run.log" | head -n 1 | awk '{print $(NF-10), $(NF-9), $(NF-8), $(NF-3)}')"
+    done
+    kill "$sampler"
+    python3 scripts/clock_phases.py "$logs/clocks.csv" "$logs/phases.txt"
+    ;;
+  *) echo "unknown step '$step': use sweep, probe, ncu, clocks or modes" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s19_$step.tgz" "s19_$step" && rm -rf "$logs"
