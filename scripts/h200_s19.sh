@@ -20,8 +20,19 @@
 #           processes, each after a different load (none; 5 s of the default's launches, which
 #           drive the card into its power cap), with the clock sampled: do the fast and slow
 #           modes follow the card's clock?
-# Usage: scripts/h200_s19.sh sweep|probe|ncu|clocks|modes   (carry .devcarry; logs in $OUT/s19_STEP.tgz)
-step=${1:?usage: scripts/h200_s19.sh sweep|probe|ncu|clocks|modes}
+#   ab      the producers' q handoff at row crossings (q_handoff.cuh) against the tree before it
+#           (.devcarry/bin/tuner_old, scripts/devcarry_old_tuner.sh): schedule 1 and 0 on the
+#           winners' structure at batches 64, 66, 88, 136, 176 and 272 (schedule 1 won 66-176 and
+#           272 in the reference sweep), merges 0 / 1 / 4, the fastest launch per schedule, rounds
+#           old / new / old / new. Predicted before the run: schedule 1's split kernel at 64 from
+#           35.2 to ~31-32 µs (schedule 0's 31.7 with 3 % fewer tiles a CTA), the launch ~3 µs
+#           faster there and at every batch where its CTAs cross rows; schedule 0 unchanged.
+#   check   the handoff's correctness: the repeat test (batch 64, every launch variant, results
+#           that move between repeats), then the 16-head parts of the correctness matrix
+#           (compiled on the device).
+# Usage: scripts/h200_s19.sh sweep|probe|ncu|clocks|modes|ab|check   (carry .devcarry; logs in
+# $OUT/s19_STEP.tgz)
+step=${1:?usage: scripts/h200_s19.sh sweep|probe|ncu|clocks|modes|ab|check}
 source scripts/device_call_env.sh
 logs=$out/s19_$step
 mkdir -p "$logs"
@@ -123,6 +134,46 @@ case $step in
     kill "$sampler"
     python3 scripts/clock_phases.py "$logs/clocks.csv" "$logs/phases.txt"
     ;;
-  *) echo "unknown step '$step': use sweep, probe, ncu, clocks or modes" >&2; exit 2 ;;
+  ab)
+    [ -x .devcarry/bin/tuner_old ] || { echo "no .devcarry/bin/tuner_old" >&2; exit 2; }
+    where="block_h=16,block_t=64,num_stages=2,kv_unpack=0,ctas_per_sm=1,mma_path=1,num_warps=4"
+    for round in 1 2; do
+      for build in old new; do
+        bin=build/tuner/tuner
+        [ "$build" = old ] && bin=.devcarry/bin/tuner_old
+        XDG_CACHE_HOME=/tmp/s19_cache_$build timeout 150 $bin bench \
+          --batches 64,66,88,136,176,272 --where "$where,producers=2,merge=0|1|4" --no-default \
+          --best-per schedule >"$logs/${build}_$round.log" 2>&1
+        echo "$build round $round rc=$? at $(($(date +%s) - began)) s"
+      done
+    done
+    for f in "$logs"/old_1.log "$logs"/new_1.log "$logs"/old_2.log "$logs"/new_2.log; do
+      echo "== $(basename "$f") (batch schedule median_us)"
+      grep -E "^ +[0-9]+ block_t.*best of" "$f" | awk '{s = ""; t = "";
+        for (i = 2; i <= NF; i++) { if (s == "" && $i ~ /^schedule=/) s = $i;
+        if (t == "" && $i ~ /^[0-9]+\.[0-9]+$/) t = $i } print $1, s, t}' | tr '\n' ';'
+      echo
+    done
+    ;;
+  check)
+    left() { echo $((${BUDGET_S:-560} - $(date +%s) + began)); }
+    export TUNER_GPU_CUBIN_CACHE=/tmp/s19_cubins  # the repeat test's compiles, read by the matrix
+    TUNER_GPU_MATRIX=fp8_ds_mla:4,bf16:4 TUNER_GPU_LOG=$logs/repeat_moved.log timeout 240 \
+      build/tests/gpu_sparse_mla_repeat \
+      >"$logs/repeat.log" 2>&1
+    echo "repeat rc=$? at $(($(date +%s) - began)) s: $(grep -E 'test cases|moved' "$logs/repeat.log" | tail -n 2 | tr '\n' ' ')"
+    for part in fp8_ds_mla:4 bf16:4; do
+      remaining=$(left)
+      [ "$remaining" -gt 60 ] || { echo "$part: not run (${remaining} s left)"; continue; }
+      name=${part//[:@,]/_}
+      TUNER_GPU_MATRIX=$part TUNER_GPU_MATRIX_BATCHES=1,7,64,128 \
+        TUNER_GPU_LOG=$logs/checks_$name.log timeout "$((remaining - 20))" \
+        build/tests/gpu_sparse_mla_decode -tc="every config*" >"$logs/matrix_$name.log" 2>&1
+      echo "$part rc=$? at $(($(date +%s) - began)) s"
+    done
+    grep -h "FAIL \|ERROR\|CRASHED" "$logs"/matrix_*.log "$logs/repeat.log" | head -n 20 | cut -c1-300
+    grep -hE "^(fp8_ds_mla|bf16) " "$logs"/matrix_*.log
+    ;;
+  *) echo "unknown step '$step': use sweep, probe, ncu, clocks, modes, ab or check" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s19_$step.tgz" "s19_$step" && rm -rf "$logs"

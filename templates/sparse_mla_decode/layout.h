@@ -87,7 +87,8 @@ struct SmemLayout {
   unsigned q_scale_offset;     // kMmaFp8: [block_h][4] fp32 q scale per (head, group)
   unsigned scores_row_stride;  // floats per score row (block_t + 8: conflict-free fragment I/O)
   unsigned score_buffers;      // 2 with producer warps (consumers run a tile apart), else 1
-  unsigned barrier_offset;     // producers: [2][num_stages] mbarriers (full, then empty)
+  unsigned barrier_offset;     // producers: [2][num_stages] mbarriers (full, then empty), then
+                               // q_free and q_full (q_handoff.cuh)
   unsigned total_bytes;        // dynamic shared memory per block
 };
 
@@ -122,7 +123,7 @@ SMLA_HD constexpr SmemLayout pipelined_layout(int block_t, int block_h, int num_
                                  layout.scores_row_stride * 4u,
                     128);
   layout.barrier_offset = offset;
-  offset = align_up(offset + (producers > 0 ? 2u * unsigned(num_stages) * 8u : 0u), 128);
+  offset = align_up(offset + (producers > 0 ? (2u * unsigned(num_stages) + 2u) * 8u : 0u), 128);
   layout.total_bytes = offset;
   return layout;
 }

@@ -5,6 +5,7 @@
 #include "common/async.cuh"
 #include "sparse_mla_decode/layout.h"
 #include "sparse_mla_decode/pipelined_work.cuh"
+#include "sparse_mla_decode/q_handoff.cuh"
 
 namespace smla_pipe {
 
@@ -14,10 +15,13 @@ constexpr unsigned kProducerSuspendNs = 20000;
 
 // Producer warps: per tile, wait until the consumers released the stage, publish the token ids
 // (zero rows for invalid ones, so no stale bytes reach a P.V of weight 0), announce the bytes and
-// issue one bulk copy per valid row.
-template <int BLOCK_T, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int PRODUCERS, int SCHEDULE>
+// issue one bulk copy per valid row. Where they hand q over (q_handoff.cuh), a tile before a
+// row's first they load its q, and after that first tile's copies they store it.
+template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
+          int PRODUCERS, int UNPACK, int SCHEDULE>
 __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::SmemLayout& layout,
                                         unsigned char* smem, const WorkRange& range) {
+  constexpr bool kHandoff = hands_q_over<BLOCK_H, MMA, PRODUCERS, SCHEDULE>();
   constexpr int kThreads = (PRODUCERS > 0 ? PRODUCERS : 1) * 32;
   constexpr int kRowsPerThread = (BLOCK_T + kThreads - 1) / kThreads;
   constexpr unsigned kRowBytes = smla::kv_row_bytes(KV_FORMAT);
@@ -36,7 +40,11 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     }
   };
   fetch(0);
-  for (int tile = 0; tile < range.end_tile - range.first_tile; ++tile) {
+  PendingQ<BLOCK_H, PRODUCERS> pending_q;
+  bool q_pending = false;
+  int handoffs = 0;
+  const int num_tiles = range.end_tile - range.first_tile;
+  for (int tile = 0; tile < num_tiles; ++tile) {
     const int stage = tile % NUM_STAGES;
     if (tile >= NUM_STAGES) {
       ptx::mbarrier_wait_sleeping<kProducerSuspendNs>(&empty[stage], ((tile / NUM_STAGES) - 1) & 1);
@@ -75,6 +83,23 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
                                &full[stage]);
     }
     fetch(tile + 1);  // the next tile's ids load while this one's copies fly
+    if constexpr (kHandoff) {
+      unsigned long long* q_free = q_free_barrier(layout, smem, NUM_STAGES);
+      if (q_pending) {  // this tile began a row: its q goes in once the last row's scores are done
+        ptx::mbarrier_wait(q_free, handoffs & 1);
+        pending_q.template store<KV_FORMAT, smla::unpack_k_bits(UNPACK)>(p, layout, smem, thread);
+        ptx::mbarrier_arrive(q_free + 1);
+        ++handoffs;
+        q_pending = false;
+      }
+      if (tile + 1 < num_tiles && row_end_tile<SCHEDULE>(p, range, tile) == tile + 1) {
+        // Its batch item and head group are all the load needs (row_work also finds its parts).
+        const int row = (range.first_tile + tile + 1) / p.tiles_per_row;
+        pending_q.load(p, RowWork{row / p.head_groups, (row % p.head_groups) * BLOCK_H, 0, false},
+                       thread);
+        q_pending = true;
+      }
+    }
   }
 }
 

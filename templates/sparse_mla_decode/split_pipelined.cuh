@@ -157,14 +157,15 @@ constexpr bool accepts() {
 
 // Producer warps fill the ring for the whole range (and take part in a cluster merge's barriers);
 // true for them, false for the consumer warps.
-template <int BLOCK_T, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int PRODUCERS, int SCHEDULE>
+template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
+          int PRODUCERS, int UNPACK, int SCHEDULE>
 __device__ __forceinline__ bool ran_producer(const smla::SplitParams& p,
                                              const smla::SmemLayout& layout, unsigned char* smem,
                                              const WorkRange& range) {
   if constexpr (PRODUCERS > 0) {
     if (threadIdx.x >= NUM_WARPS * 32) {
-      produce<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS, SCHEDULE>(p, layout, smem,
-                                                                              range);
+      produce<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS, UNPACK, SCHEDULE>(
+          p, layout, smem, range);
       if (p.partials == smla::kPartialsCluster) smla_cluster::cluster_producer_exit();
       return true;
     }
@@ -202,6 +203,8 @@ __device__ __forceinline__ void start_ring(const smla::SplitParams& p,
         ptx::mbarrier_init(&full[s], PRODUCERS * 32);
         ptx::mbarrier_init(&empty[s], NUM_WARPS);
       }
+      ptx::mbarrier_init(&empty[NUM_STAGES], NUM_WARPS);           // q_free (q_handoff.cuh)
+      ptx::mbarrier_init(&empty[NUM_STAGES + 1], PRODUCERS * 32);  // q_full
       ptx::mbarrier_init_fence();
     }
     return;
@@ -220,13 +223,14 @@ __device__ __forceinline__ void start_ring(const smla::SplitParams& p,
 // One tile of the token loop for the consumer warps: wait for its ring stage (the producers'
 // mbarrier, or the consumers' own cp.async group and a block barrier, after which they refill the
 // stage freed last), scores, one consumer barrier, softmax + P.V, and the stage handed back.
+// `frees_q`: the row's last tile before another row's, whose q the producers hand over.
 template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
           int PRODUCERS, int UNPACK, typename Ids, typename FetchIds>
 __device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
                                              const smla::SmemLayout& layout, unsigned char* smem,
                                              unsigned long long* full, unsigned long long* empty,
-                                             int tile, int num_tiles, const Ids& next_ids,
-                                             FetchIds&& fetch_ids,
+                                             int tile, int num_tiles, bool frees_q,
+                                             const Ids& next_ids, FetchIds&& fetch_ids,
                                              Accumulator<BLOCK_H, NUM_WARPS>& acc) {
   constexpr int kConsumerThreads = NUM_WARPS * 32;
   const int stage = tile % NUM_STAGES;
@@ -251,6 +255,7 @@ __device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
   compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, smem, ring, tokens,
                                                                       scores, p.scale_log2);
   ptx::named_barrier_sync(1, kConsumerThreads);
+  if (frees_q && threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&empty[NUM_STAGES]);  // q_free
   softmax_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, scores, ring, acc);
   if (PRODUCERS > 0) {
     // Every lane's reads of the stage done before the producers may bulk-copy into it (the
@@ -303,8 +308,8 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     // The producers start gathering once the mbarriers are initialized, while the consumers load
     // the first row's q: the q load's latency and the first tiles' overlap instead of adding up.
     __syncthreads();
-    if (smla_pipe::ran_producer<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS, SCHEDULE>(
-            p, layout, smem, range)) {
+    if (smla_pipe::ran_producer<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS,
+                                UNPACK, SCHEDULE>(p, layout, smem, range)) {
       return;
     }
     smla_pipe::prepare_q<BLOCK_H, kConsumerThreads, KV_FORMAT, MMA, UNPACK>(
@@ -316,33 +321,41 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     __syncthreads();
   }
 
+  constexpr bool kHandoff = smla_pipe::hands_q_over<BLOCK_H, MMA, PRODUCERS, SCHEDULE>();
   const float value_scale = smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f;
-  int tile = 0;  // the ring's running tile: stages and phases run on across rows
-  for (;;) {     // one row of the range per pass
+  int handoffs = 0;  // rows whose q the producers handed over
+  int tile = 0;      // the ring's running tile: stages and phases run on across rows
+  for (;;) {         // one row of the range per pass
     smla_pipe::Accumulator<BLOCK_H, NUM_WARPS> acc;
     smla_pipe::clear(acc);
     const int row_end = smla_pipe::row_end_tile<SCHEDULE>(p, range, tile);
     for (; tile < row_end; ++tile) {
+      const bool frees_q = kHandoff && tile + 1 == row_end && row_end < num_tiles;
       smla_pipe::consume_tile<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS,
-                              UNPACK>(p, layout, smem, full, empty, tile, num_tiles, next_ids,
-                                      fetch_ids, acc);
+                              UNPACK>(p, layout, smem, full, empty, tile, num_tiles, frees_q,
+                                      next_ids, fetch_ids, acc);
     }
     const bool last_row = SCHEDULE == smla::kScheduleSplits || tile == num_tiles;
     const smla_pipe::RowWork work = smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, tile - 1);
     if (last_row && p.partials == smla::kPartialsCluster) {
       constexpr bool kExchangeOverBarriers =
           PRODUCERS > 0 && smla::exchange_layout(BLOCK_H).total_bytes > layout.barrier_offset;
-      smla_cluster::free_for_exchange<kConsumerThreads>(full, 2 * NUM_STAGES,
+      smla_cluster::free_for_exchange<kConsumerThreads>(full, 2 * NUM_STAGES + 2,
                                                         kExchangeOverBarriers);
     } else if (last_row) {
       ptx::launch_dependents();  // see the note above the kernel
     }
     smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, work, value_scale);
     if (last_row) break;
-    // The next row's q, once every consumer is past this row's last scores (the tile's barrier).
-    smla_pipe::prepare_q<BLOCK_H, kConsumerThreads, KV_FORMAT, MMA, UNPACK>(
-        p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, tile));
-    ptx::named_barrier_sync(1, kConsumerThreads);
+    if constexpr (kHandoff) {  // stored by the producers (q_handoff.cuh)
+      ptx::mbarrier_wait(&empty[NUM_STAGES + 1], handoffs & 1);
+      ++handoffs;
+    } else {
+      // The next row's q, once every consumer is past this row's last scores (the tile's barrier).
+      smla_pipe::prepare_q<BLOCK_H, kConsumerThreads, KV_FORMAT, MMA, UNPACK>(
+          p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, tile));
+      ptx::named_barrier_sync(1, kConsumerThreads);
+    }
   }
   if (SCHEDULE == smla::kScheduleSplits && p.partials == smla::kPartialsCluster) {  // one row
     smla_cluster::merge_in_cluster<BLOCK_H, kConsumerThreads>(

@@ -1,0 +1,101 @@
+#pragma once
+// Under the balanced schedule a CTA's range crosses rows. The consumers used to load the next
+// row's q at the crossing: a dependent global load while the producers' gathers load the memory
+// system, during which the ring could only fill its stages (schedule 1 lost 3.5 µs of split kernel
+// against schedule 0 at batch 64; BENCHMARKS.md section 7, nineteenth session). Here the producer
+// warps load it a tile ahead into registers, store it once every consumer warp is past the old
+// row's last scores (mbarrier q_free, one arrival per consumer warp) and hand it over (q_full, one
+// arrival per producer thread). With 2 producer warps and BLOCK_H 16 that is 9 32-byte units a
+// producer thread (PendingQ); larger q tiles or one producer warp keep the consumers' load
+// (hands_q_over false). The e4m3 path's q quantization reduces over whole warps per group
+// and stays with the consumers too.
+#include "common/async.cuh"
+#include "sparse_mla_decode/pipelined_qk.cuh"
+#include "sparse_mla_decode/pipelined_work.cuh"
+
+namespace smla_pipe {
+
+template <int BLOCK_H, int MMA, int PRODUCERS, int SCHEDULE>
+__host__ __device__ constexpr bool hands_q_over() {
+  return SCHEDULE == smla::kScheduleBalanced && MMA == smla::kMmaRegF16 && PRODUCERS == 2 &&
+         BLOCK_H == 16;
+}
+
+// The two handoff mbarriers after the ring's full / empty ones (layout.h reserves them).
+__device__ __forceinline__ unsigned long long* q_free_barrier(const smla::SmemLayout& layout,
+                                                              unsigned char* smem, int stages) {
+  return reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset) + 2 * stages;
+}
+
+// One producer thread's share of a row's q: kAhead of its 32-byte units loaded a tile ahead, the
+// rest when it is stored. Holding 5 of the 9 took the batch-64 structure's kernel (BLOCK_T 64,
+// 4 + 2 warps, 2 stages, fp8) from 155 to 172 registers on sm_90, past the 168 that 2 CTAs an SM
+// allow; 1-4 held gave 156. The rest's load latency is the producers' own, while the consumers
+// finish the old row's last tile.
+template <int BLOCK_H, int PRODUCERS>
+struct PendingQ {
+  static constexpr int kUnits = smla::kHeadDim * 2 / 32;  // 32-byte units a q row
+  static constexpr int kThreads = PRODUCERS * 32;
+  static constexpr int kPerThread = (BLOCK_H * kUnits + kThreads - 1) / kThreads;
+  static constexpr int kAhead = kPerThread < 4 ? kPerThread : 4;
+  uint4 lo[kAhead];
+  uint4 hi[kAhead];
+  RowWork work;
+
+  // Unit k of this thread's share of the row `work` (zeros for heads past the shape).
+  __device__ __forceinline__ static void load_unit(const smla::SplitParams& p, const RowWork& work,
+                                                   int thread, int k, uint4& lo, uint4& hi) {
+    const int i = thread + k * kThreads;
+    lo = hi = make_uint4(0, 0, 0, 0);
+    if (i < BLOCK_H * kUnits && work.first_head + i / kUnits < p.n_local_heads) {
+      const uint4* src = q_source(p, work.batch_item, work.first_head + i / kUnits);
+      lo = src[(i % kUnits) * 2];
+      hi = src[(i % kUnits) * 2 + 1];
+    }
+  }
+
+  // Unit k converted to the form the consumers' MMAs read (prepare_q_16bit's) and stored.
+  template <int KV_FORMAT, bool K_BITS>
+  __device__ __forceinline__ static void store_unit(const smla::SmemLayout& layout,
+                                                    unsigned char* smem, int thread, int k,
+                                                    uint4 lo, uint4 hi) {
+    const int i = thread + k * kThreads;
+    if (i >= BLOCK_H * kUnits) return;
+    q_unit_16bit<KV_FORMAT, K_BITS>(i % kUnits, lo, hi);
+    uint4* dst = reinterpret_cast<uint4*>(smem + layout.q_offset +
+                                          (i / kUnits) * layout.q_row_stride + (i % kUnits) * 32);
+    dst[0] = lo;
+    dst[1] = hi;
+  }
+
+  // Issues the loads of the first kAhead units of the row `row`; `thread` counts the producer
+  // threads from 0.
+  __device__ __forceinline__ void load(const smla::SplitParams& p, const RowWork& row, int thread) {
+    work = row;
+#pragma unroll
+    for (int k = 0; k < kAhead; ++k) load_unit(p, work, thread, k, lo[k], hi[k]);
+  }
+
+  // Stores the loaded units, then loads and stores the rest.
+  template <int KV_FORMAT, bool K_BITS>
+  __device__ __forceinline__ void store(const smla::SplitParams& p, const smla::SmemLayout& layout,
+                                        unsigned char* smem, int thread) {
+#pragma unroll
+    for (int k = 0; k < kAhead; ++k) {
+      store_unit<KV_FORMAT, K_BITS>(layout, smem, thread, k, lo[k], hi[k]);
+    }
+    uint4 rest_lo[kPerThread - kAhead];
+    uint4 rest_hi[kPerThread - kAhead];
+#pragma unroll
+    for (int k = kAhead; k < kPerThread; ++k) {
+      load_unit(p, work, thread, k, rest_lo[k - kAhead], rest_hi[k - kAhead]);
+    }
+#pragma unroll
+    for (int k = kAhead; k < kPerThread; ++k) {
+      store_unit<KV_FORMAT, K_BITS>(layout, smem, thread, k, rest_lo[k - kAhead],
+                                    rest_hi[k - kAhead]);
+    }
+  }
+};
+
+}  // namespace smla_pipe
