@@ -29,7 +29,7 @@
 #           faster there and at every batch where its CTAs cross rows; schedule 0 unchanged.
 #   check   the handoff's correctness: the repeat test (batch 64, every launch variant, results
 #           that move between repeats), then the 16-head parts of the correctness matrix
-#           (compiled on the device).
+#           (compiled on the device); PARTS="bf16:2" for others.
 # Usage: scripts/h200_s19.sh sweep|probe|ncu|clocks|modes|ab|check   (carry .devcarry; logs in
 # $OUT/s19_STEP.tgz)
 step=${1:?usage: scripts/h200_s19.sh sweep|probe|ncu|clocks|modes|ab|check}
@@ -158,11 +158,12 @@ case $step in
   check)
     left() { echo $((${BUDGET_S:-560} - $(date +%s) + began)); }
     export TUNER_GPU_CUBIN_CACHE=/tmp/s19_cubins  # the repeat test's compiles, read by the matrix
-    TUNER_GPU_MATRIX=fp8_ds_mla:4,bf16:4 TUNER_GPU_LOG=$logs/repeat_moved.log timeout 240 \
+    parts=${PARTS:-fp8_ds_mla:4 bf16:4}
+    TUNER_GPU_MATRIX=${parts// /,} TUNER_GPU_LOG=$logs/repeat_moved.log timeout 240 \
       build/tests/gpu_sparse_mla_repeat \
       >"$logs/repeat.log" 2>&1
     echo "repeat rc=$? at $(($(date +%s) - began)) s: $(grep -E 'test cases|moved' "$logs/repeat.log" | tail -n 2 | tr '\n' ' ')"
-    for part in fp8_ds_mla:4 bf16:4; do
+    for part in ${PARTS:-fp8_ds_mla:4 bf16:4}; do
       remaining=$(left)
       [ "$remaining" -gt 60 ] || { echo "$part: not run (${remaining} s left)"; continue; }
       name=${part//[:@,]/_}
