@@ -195,8 +195,7 @@ TEST_CASE("the pipelined layout: bytes counted by hand, producer warps in the th
   // BLOCK_T 32, BLOCK_H 16, 8 consumer warps, 4 stages, fp8, f16 in registers, 1 producer warp:
   // q 16 x 1168 = 18688 | ring 4 x 32 x 656 = 83968 -> 102656 | token ids 4 x 32 x 4 = 512 ->
   // 103168 | scores: 2 buffers x k-split 2 (4 n-tiles for 8 warps) x 16 x (32 + 8) x 4 = 10240 ->
-  // 113408 | mbarriers (2 x 4 + 2) x 8 = 80 (full, empty, q_free, q_full) -> 113488, rounded up to
-  // 128 -> 113536.
+  // 113408 | mbarriers (2 x 4 + 2) x 8 = 80 -> 113488, rounded up to 128 -> 113536.
   const KernelConfig config{
       .block_t = 32, .block_h = 16, .num_warps = 8, .num_stages = 4, .mma_path = 1, .producers = 1};
   const StaticBudget budget = static_budget(config, KvFormat::fp8_ds_mla);
