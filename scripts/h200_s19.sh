@@ -135,18 +135,9 @@ case $step in
     python3 scripts/clock_phases.py "$logs/clocks.csv" "$logs/phases.txt"
     ;;
   ab)
-    [ -x .devcarry/bin/tuner_old ] || { echo "no .devcarry/bin/tuner_old" >&2; exit 2; }
+    source scripts/bench_ab.sh
     where="block_h=16,block_t=64,num_stages=2,kv_unpack=0,ctas_per_sm=1,mma_path=1,num_warps=4"
-    for round in 1 2; do
-      for build in old new; do
-        bin=build/tuner/tuner
-        [ "$build" = old ] && bin=.devcarry/bin/tuner_old
-        XDG_CACHE_HOME=/tmp/s19_cache_$build timeout 150 $bin bench \
-          --batches 64,66,88,136,176,272 --where "$where,producers=2,merge=0|1|4" --no-default \
-          --best-per schedule >"$logs/${build}_$round.log" 2>&1
-        echo "$build round $round rc=$? at $(($(date +%s) - began)) s"
-      done
-    done
+    bench_ab "$logs" 64,66,88,136,176,272 "$where,producers=2,merge=0|1|4" schedule || exit 2
     for f in "$logs"/old_1.log "$logs"/new_1.log "$logs"/old_2.log "$logs"/new_2.log; do
       echo "== $(basename "$f") (batch schedule median_us)"
       grep -E "^ +[0-9]+ block_t.*best of" "$f" | awk '{s = ""; t = "";
