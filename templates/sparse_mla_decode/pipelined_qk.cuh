@@ -50,6 +50,32 @@ __device__ __forceinline__ void q_unit_16bit(int unit, uint4& lo, uint4& hi) {
   }
 }
 
+// Unit i (of `items`, kUnits a q row) of the q rows from first_head: zeros past `items` and for
+// heads past the shape.
+__device__ __forceinline__ void load_q_unit(const smla::SplitParams& p, int batch_item,
+                                            int first_head, int i, int items, uint4& lo,
+                                            uint4& hi) {
+  constexpr int kUnits = smla::kHeadDim * 2 / 32;  // 32-byte units: 16 dims each
+  lo = hi = make_uint4(0, 0, 0, 0);
+  if (i < items && first_head + i / kUnits < p.n_local_heads) {
+    const uint4* src = q_source(p, batch_item, first_head + i / kUnits);
+    lo = src[(i % kUnits) * 2];
+    hi = src[(i % kUnits) * 2 + 1];
+  }
+}
+
+// Unit i converted for the MMA path (q_unit_16bit) and stored in its q row.
+template <int KV_FORMAT, bool K_BITS>
+__device__ __forceinline__ void store_q_unit(const smla::SmemLayout& layout, unsigned char* smem,
+                                             int i, uint4 lo, uint4 hi) {
+  constexpr int kUnits = smla::kHeadDim * 2 / 32;
+  q_unit_16bit<KV_FORMAT, K_BITS>(i % kUnits, lo, hi);
+  uint4* dst = reinterpret_cast<uint4*>(smem + layout.q_offset +
+                                        (i / kUnits) * layout.q_row_stride + (i % kUnits) * 32);
+  dst[0] = lo;
+  dst[1] = hi;
+}
+
 // q rows as 16-bit values (q_unit_16bit) and bf16 rope; rows past n_local_heads are zero. A thread
 // issues the loads of up to kBatch units before it converts and stores any: one round trip to
 // memory per batch instead of one per unit (with 4 consumer warps and BLOCK_H 16, five trips
@@ -70,22 +96,12 @@ __device__ __forceinline__ void prepare_q_16bit(const smla::SplitParams& p,
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
       const int i = static_cast<int>(threadIdx.x) + (first + k) * NUM_THREADS;
-      lo[k] = hi[k] = make_uint4(0, 0, 0, 0);
-      if (i < kItems && first_head + i / kUnits < p.n_local_heads) {
-        const uint4* src = q_source(p, batch_item, first_head + i / kUnits);
-        lo[k] = src[(i % kUnits) * 2];
-        hi[k] = src[(i % kUnits) * 2 + 1];
-      }
+      load_q_unit(p, batch_item, first_head, i, kItems, lo[k], hi[k]);
     }
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
       const int i = static_cast<int>(threadIdx.x) + (first + k) * NUM_THREADS;
-      if (i >= kItems) continue;
-      q_unit_16bit<KV_FORMAT, K_BITS>(i % kUnits, lo[k], hi[k]);
-      uint4* dst = reinterpret_cast<uint4*>(smem + layout.q_offset +
-                                            (i / kUnits) * layout.q_row_stride + (i % kUnits) * 32);
-      dst[0] = lo[k];
-      dst[1] = hi[k];
+      if (i < kItems) store_q_unit<KV_FORMAT, K_BITS>(layout, smem, i, lo[k], hi[k]);
     }
   }
 }

@@ -36,36 +36,20 @@ template <int BLOCK_H, int PRODUCERS>
 struct PendingQ {
   static constexpr int kUnits = smla::kHeadDim * 2 / 32;  // 32-byte units a q row
   static constexpr int kThreads = PRODUCERS * 32;
-  static constexpr int kPerThread = (BLOCK_H * kUnits + kThreads - 1) / kThreads;
+  static constexpr int kItems = BLOCK_H * kUnits;
+  static constexpr int kPerThread = (kItems + kThreads - 1) / kThreads;
   static constexpr int kAhead = kPerThread < 4 ? kPerThread : 4;
   uint4 lo[kAhead];
   uint4 hi[kAhead];
   RowWork work;
 
-  // Unit k of this thread's share of the row `work` (zeros for heads past the shape).
-  __device__ __forceinline__ static void load_unit(const smla::SplitParams& p, const RowWork& work,
-                                                   int thread, int k, uint4& lo, uint4& hi) {
-    const int i = thread + k * kThreads;
-    lo = hi = make_uint4(0, 0, 0, 0);
-    if (i < BLOCK_H * kUnits && work.first_head + i / kUnits < p.n_local_heads) {
-      const uint4* src = q_source(p, work.batch_item, work.first_head + i / kUnits);
-      lo = src[(i % kUnits) * 2];
-      hi = src[(i % kUnits) * 2 + 1];
-    }
-  }
-
-  // Unit k converted to the form the consumers' MMAs read (prepare_q_16bit's) and stored.
+  // This thread's unit k, converted and stored (store_q_unit).
   template <int KV_FORMAT, bool K_BITS>
   __device__ __forceinline__ static void store_unit(const smla::SmemLayout& layout,
                                                     unsigned char* smem, int thread, int k,
                                                     uint4 lo, uint4 hi) {
     const int i = thread + k * kThreads;
-    if (i >= BLOCK_H * kUnits) return;
-    q_unit_16bit<KV_FORMAT, K_BITS>(i % kUnits, lo, hi);
-    uint4* dst = reinterpret_cast<uint4*>(smem + layout.q_offset +
-                                          (i / kUnits) * layout.q_row_stride + (i % kUnits) * 32);
-    dst[0] = lo;
-    dst[1] = hi;
+    if (i < kItems) store_q_unit<KV_FORMAT, K_BITS>(layout, smem, i, lo, hi);
   }
 
   // Issues the loads of the first kAhead units of the row `row`; `thread` counts the producer
@@ -73,7 +57,9 @@ struct PendingQ {
   __device__ __forceinline__ void load(const smla::SplitParams& p, const RowWork& row, int thread) {
     work = row;
 #pragma unroll
-    for (int k = 0; k < kAhead; ++k) load_unit(p, work, thread, k, lo[k], hi[k]);
+    for (int k = 0; k < kAhead; ++k) {
+      load_q_unit(p, work.batch_item, work.first_head, thread + k * kThreads, kItems, lo[k], hi[k]);
+    }
   }
 
   // Stores the loaded units, then loads and stores the rest.
@@ -88,7 +74,8 @@ struct PendingQ {
     uint4 rest_hi[kPerThread - kAhead];
 #pragma unroll
     for (int k = kAhead; k < kPerThread; ++k) {
-      load_unit(p, work, thread, k, rest_lo[k - kAhead], rest_hi[k - kAhead]);
+      load_q_unit(p, work.batch_item, work.first_head, thread + k * kThreads, kItems,
+                  rest_lo[k - kAhead], rest_hi[k - kAhead]);
     }
 #pragma unroll
     for (int k = kAhead; k < kPerThread; ++k) {
