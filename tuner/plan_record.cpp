@@ -131,7 +131,7 @@ void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
 std::int64_t record_plan_unless_held(db::Store& store, std::int64_t run_id, const PlanResult& plan,
                                      const Family& family) {
   if (plan.rows.empty()) return run_id;
-  // The fast check: the latest plan run recorded this plan's digest (one index seek, one row).
+  // The fast check: the latest plan run recorded this plan's digest (one row read, no plan rows).
   const db::PlanRunKey key = plan_run_key(store, plan, family);
   const auto fates = static_cast<std::int64_t>(plan.rows.size());
   const std::string digest = plan_row_digest(plan);

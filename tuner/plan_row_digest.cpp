@@ -1,6 +1,5 @@
 #include "tuner/plan_row_digest.hpp"
 
-#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -30,7 +29,7 @@ void append_row(std::string& text, const PlanRow& row) {
 
 std::string plan_row_digest(const PlanResult& plan) {
   // A fixed number of chunks, hashed on every core, then the chunks' digests: the same text and
-  // so the same digest on a machine of any core count (~60 MB for the default plan).
+  // so the same digest on a machine of any core count.
   constexpr std::size_t kChunks = 64;
   const std::size_t rows = plan.rows.size();
   std::vector<std::string> chunk_digests(kChunks);
