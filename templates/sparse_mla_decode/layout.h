@@ -98,6 +98,10 @@ struct SmemLayout {
 constexpr unsigned kPipelinedQResidualOffset = 512;
 constexpr unsigned kPipelinedQRopeOffset = 1024;
 
+// mbarriers of a producer-warp kernel: full and empty per ring stage, then q_free and q_full
+// (q_handoff.cuh).
+SMLA_HD constexpr int producer_barriers(int num_stages) { return 2 * num_stages + 2; }
+
 SMLA_HD constexpr SmemLayout pipelined_layout(int block_t, int block_h, int num_warps,
                                               int num_stages, int kv_format, int mma_path,
                                               int producers) {
@@ -123,7 +127,8 @@ SMLA_HD constexpr SmemLayout pipelined_layout(int block_t, int block_h, int num_
                                  layout.scores_row_stride * 4u,
                     128);
   layout.barrier_offset = offset;
-  offset = align_up(offset + (producers > 0 ? (2u * unsigned(num_stages) + 2u) * 8u : 0u), 128);
+  offset =
+      align_up(offset + (producers > 0 ? unsigned(producer_barriers(num_stages)) * 8u : 0u), 128);
   layout.total_bytes = offset;
   return layout;
 }

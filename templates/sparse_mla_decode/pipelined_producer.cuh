@@ -84,7 +84,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     }
     fetch(tile + 1);  // the next tile's ids load while this one's copies fly
     if constexpr (kHandoff) {
-      unsigned long long* q_free = q_free_barrier(layout, smem, NUM_STAGES);
+      unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);
       if (q_pending) {  // this tile began a row: its q goes in once the last row's scores are done
         ptx::mbarrier_wait(q_free, handoffs & 1);
         pending_q.template store<KV_FORMAT, smla::unpack_k_bits(UNPACK)>(p, layout, smem, thread);

@@ -21,10 +21,11 @@ __host__ __device__ constexpr bool hands_q_over() {
          BLOCK_H == 16;
 }
 
-// The two handoff mbarriers after the ring's full / empty ones (layout.h reserves them).
-__device__ __forceinline__ unsigned long long* q_free_barrier(const smla::SmemLayout& layout,
-                                                              unsigned char* smem, int stages) {
-  return reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset) + 2 * stages;
+// The two handoff mbarriers after the ring's full / empty ones (smla::producer_barriers): q_free,
+// then q_full. `full` is the first of the ring's.
+__device__ __forceinline__ unsigned long long* q_free_barrier(unsigned long long* full,
+                                                              int stages) {
+  return full + 2 * stages;
 }
 
 // One producer thread's share of a row's q: kAhead of its 32-byte units loaded a tile ahead, the

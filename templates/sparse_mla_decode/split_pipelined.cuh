@@ -203,8 +203,9 @@ __device__ __forceinline__ void start_ring(const smla::SplitParams& p,
         ptx::mbarrier_init(&full[s], PRODUCERS * 32);
         ptx::mbarrier_init(&empty[s], NUM_WARPS);
       }
-      ptx::mbarrier_init(&empty[NUM_STAGES], NUM_WARPS);           // q_free (q_handoff.cuh)
-      ptx::mbarrier_init(&empty[NUM_STAGES + 1], PRODUCERS * 32);  // q_full
+      unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);  // q_handoff.cuh
+      ptx::mbarrier_init(q_free, NUM_WARPS);
+      ptx::mbarrier_init(q_free + 1, PRODUCERS * 32);  // q_full
       ptx::mbarrier_init_fence();
     }
     return;
@@ -255,7 +256,7 @@ __device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
   compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, smem, ring, tokens,
                                                                       scores, p.scale_log2);
   ptx::named_barrier_sync(1, kConsumerThreads);
-  if (frees_q && threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&empty[NUM_STAGES]);  // q_free
+  if (frees_q && threadIdx.x % 32 == 0) ptx::mbarrier_arrive(q_free_barrier(full, NUM_STAGES));
   softmax_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, scores, ring, acc);
   if (PRODUCERS > 0) {
     // Every lane's reads of the stage done before the producers may bulk-copy into it (the
@@ -340,7 +341,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     if (last_row && p.partials == smla::kPartialsCluster) {
       constexpr bool kExchangeOverBarriers =
           PRODUCERS > 0 && smla::exchange_layout(BLOCK_H).total_bytes > layout.barrier_offset;
-      smla_cluster::free_for_exchange<kConsumerThreads>(full, 2 * NUM_STAGES + 2,
+      smla_cluster::free_for_exchange<kConsumerThreads>(full, smla::producer_barriers(NUM_STAGES),
                                                         kExchangeOverBarriers);
     } else if (last_row) {
       ptx::launch_dependents();  // see the note above the kernel
@@ -348,7 +349,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, work, value_scale);
     if (last_row) break;
     if constexpr (kHandoff) {  // stored by the producers (q_handoff.cuh)
-      ptx::mbarrier_wait(&empty[NUM_STAGES + 1], handoffs & 1);
+      ptx::mbarrier_wait(smla_pipe::q_free_barrier(full, NUM_STAGES) + 1, handoffs & 1);  // q_full
       ++handoffs;
     } else {
       // The next row's q, once every consumer is past this row's last scores (the tile's barrier).
