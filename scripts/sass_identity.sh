@@ -23,7 +23,7 @@ for config in "${configs[@]}"; do
   name=${config// /_}
   # shellcheck disable=SC2086
   "$tool" $config "$dir/$name.cubin" >"$dir/$name.ptxas"
-  cuobjdump -sass "$dir/$name.cubin" | grep -E '^\s+/\*[0-9a-f]{4}\*/' |
+  cuobjdump -sass "$dir/$name.cubin" | grep -E '^\s+/\*[0-9a-f]{4,}\*/' |
     sed -e 's#^\s*/\*[0-9a-f]*\*/##' -e 's#/\* 0x[0-9a-f]* \*/##' >"$dir/$name.sass"
 done
 [ -z "$base" ] && exit 0

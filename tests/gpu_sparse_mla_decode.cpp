@@ -104,7 +104,7 @@ Tally run_shape(const CompiledKeys& compiled, const Shape& shape, long long num_
     launch_reference(device.utility, problem, 0, device.stream.get());
     for (int t = 0; t < test::launch_variants(compiled.configs[i]); ++t) {
       kernels.config = test::launch_variant(compiled.configs[i], t);
-      const LaunchGeometry geometry = launch_geometry(kernels.config, shape);
+      const LaunchGeometry geometry = launch_geometry(kernels.config, shape, kernels.clusters);
       poison_outputs(problem, device.stream.get());
       launch_decode(kernels, geometry, problem, 0, device.stream.get());
       // Judged on the device (gpu_sparse_mla_row_errors checks it against the host comparison):

@@ -117,7 +117,7 @@ int moving_variants(const test::CompiledKeys& compiled, const Shape& shape, int 
     redraw_inputs(device.utility, problem, seed * 1000 + i, device.stream.get());
     for (int t = 0; t < test::launch_variants(compiled.configs[i]); ++t) {
       kernels.config = test::launch_variant(compiled.configs[i], t);
-      const LaunchGeometry geometry = launch_geometry(kernels.config, shape);
+      const LaunchGeometry geometry = launch_geometry(kernels.config, shape, kernels.clusters);
       const Moved moved = launch_repeatedly(kernels, geometry, problem, repeats, device.stream);
       if (moved.launches == 0) continue;
       ++moving;

@@ -135,8 +135,8 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
   SUBCASE("16 local heads; one row per member of the cross product, each with a reason") {
     CHECK(plan.shape.integer("local_heads") == 16);
     // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 3 x kv_unpack 3 x
-    // ctas_per_sm 3 x TARGET_CTAS 4 x merge 3 x schedule 2.
-    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 4 * 5 * 2);
+    // ctas_per_sm 3 x TARGET_CTAS 4 x merge 6 x schedule 2.
+    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 4 * 6 * 2);
     std::set<std::string> configs;
     for (const PlanRow& row : plan.rows) {
       configs.insert(tuner::to_json(row.config));
@@ -145,7 +145,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     CHECK(configs.size() == plan.rows.size());
     int total = 0;
     for (Fate fate : tuner::kAllFates) total += plan.count(fate);
-    CHECK(total == 524880);
+    CHECK(total == 629856);
   }
 
   SUBCASE("BLOCK_H wider than the local heads is pruned_shape, with the figures in the reason") {
@@ -194,8 +194,9 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     // per row made this case quadratic in the 104,976 rows, minutes under the sanitizers), and
     // whether merge is the cluster merge, which has its own rule (pipelined kernels only) and
     // budget (its exchange in shared memory), the last-CTA merge (pipelined per-row splits
-    // only, and its own sweep trim), or bf16 partials (pipelined kernels only, its own sweep
-    // trim): merge 0 and 1 share every fate.
+    // only, and its own sweep trim), bf16 partials (pipelined kernels only, its own sweep
+    // trim), or the row-slice merge (pipelined per-row splits only, its own sweep trim): merge 0
+    // and 1 share every fate.
     std::map<std::string, Fate> fate_by_compiled_part;
     std::set<std::string> compiled_keys;
     for (const PlanRow& row : plan.rows) {
@@ -210,13 +211,14 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
       const char* own_rules = merge == 2   ? " cluster"
                               : merge == 3 ? " last_cta"
                               : merge == 4 ? " bf16_partials"
+                              : merge == 5 ? " row_slices"
                                            : "";
       const auto [first, inserted] =
           fate_by_compiled_part.emplace(tuner::to_json(compiled_part) + own_rules, row.fate);
       if (!inserted) CHECK(row.fate == first->second);
     }
-    // 4 TARGET_CTAS x 5 merge = 20 rows per compiled part, in four keys.
-    CHECK(fate_by_compiled_part.size() * 20 == plan.rows.size() * 4);
+    // 4 TARGET_CTAS x 6 merge = 24 rows per compiled part, in five keys.
+    CHECK(fate_by_compiled_part.size() * 24 == plan.rows.size() * 5);
     CHECK(plan.compile_keys == static_cast<int>(compiled_keys.size()));
     CHECK(plan.compiles_done == plan.compile_keys);  // cold cache
     CHECK(plan.pruned_before_compile() ==
@@ -231,7 +233,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     REQUIRE(run.exit_code == 0);
     const nlohmann::json rows = nlohmann::json::parse(run.out);
     REQUIRE(rows.is_array());
-    CHECK(rows.size() == 524880);
+    CHECK(rows.size() == 629856);
     for (const nlohmann::json& row : rows) {
       for (const char* key :
            {"family", "params", "fate", "reason", "est_smem_bytes", "est_regs", "ptxas_regs",
@@ -268,7 +270,7 @@ TEST_CASE("plan: the audit finds no false prunes on sm_90") {
   tuner::PlanRequest request = default_request("sm_90");
   request.audit = true;
   const PlanResult audit = tuner::plan(request, cache);
-  CHECK(audit.rows.size() == 524880);
+  CHECK(audit.rows.size() == 629856);  // the cross product above
   CHECK(audit.false_prunes == 0);
   CHECK(audit.count(Fate::survivor) > 0);
   // sm_90's 227 KB opt-in keeps the 64-token pipelined tiles that sm_120 prunes.

@@ -17,7 +17,7 @@ std::size_t align_up(std::size_t bytes) {
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;
 }
 
-// merge 3's row tickets: one per (batch item, head group).
+// The row tickets of merges 3 and 5: one per (batch item, head group).
 int ticket_count(const DecodeDims& dims, const SplitPlan& plan) {
   return dims.batch * plan.head_groups;
 }
@@ -90,25 +90,37 @@ SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params,
   plan.block_h = params.block_h;
   plan.head_groups = ceil_div(dims.local_heads, params.block_h);
   const int tiles = plan.tiles_per_row = ceil_div(dims.topk, params.block_t);
-  plan.bf16_partials = params.merge == smla::kMergeCombineBf16;  // either schedule
+  plan.bf16_partials = params.merge == smla::kMergeCombineBf16 ||  // either schedule
+                       params.merge == smla::kMergeRowSlices;
   if (plan_balanced(dims, params, capacity, plan)) return plan;
   // Rounded down, so that the grid never exceeds TARGET_CTAS (unless one split already does): a
   // config tuned at one batch keeps its number of waves at the smaller batches the bucket rule
   // hands it (rounded up, the batch-32 winner made 140 CTAs on 132 SMs at batch 28: BENCHMARKS §9).
   plan.cluster = params.merge == smla::kMergeCluster;
   plan.last_cta = params.merge == smla::kMergeLastCta;
+  plan.row_slices = params.merge == smla::kMergeRowSlices;
+  const int most_splits = plan.cluster      ? std::min(tiles, smla::kMaxClusterSplits)
+                          : plan.row_slices ? std::min(tiles, smla::kMaxRowSliceSplits)
+                                            : tiles;
   plan.requested_splits =
-      std::clamp(params.target_ctas / (dims.batch * plan.head_groups), 1,
-                 plan.cluster ? std::min(tiles, smla::kMaxClusterSplits) : tiles);
+      std::clamp(params.target_ctas / (dims.batch * plan.head_groups), 1, most_splits);
   int tiles_per_split = ceil_div(tiles, plan.requested_splits);
   plan.num_splits = ceil_div(tiles, tiles_per_split);
-  const int clusters = dims.batch * plan.head_groups;
-  // The cluster merge's grid in one wave of clusters (the size is the final split count).
-  while (plan.cluster && plan.num_splits > 1 && capacity.at(plan.num_splits) > 0 &&
-         clusters > capacity.at(plan.num_splits)) {
+  const int rows = dims.batch * plan.head_groups;
+  const auto one_split_fewer = [&] {
     plan.requested_splits = plan.num_splits - 1;
     tiles_per_split = ceil_div(tiles, plan.requested_splits);
     plan.num_splits = ceil_div(tiles, tiles_per_split);
+  };
+  // The cluster merge's grid in one wave of clusters (the size is the final split count).
+  while (plan.cluster && plan.num_splits > 1 && capacity.at(plan.num_splits) > 0 &&
+         rows > capacity.at(plan.num_splits)) {
+    one_split_fewer();
+  }
+  // merge 5's splits wait for each other: the whole grid in one wave of resident CTAs.
+  while (plan.row_slices && plan.num_splits > 1 && capacity.at(1) > 0 &&
+         rows * plan.num_splits > capacity.at(1)) {
+    one_split_fewer();
   }
   plan.tokens_per_split = tiles_per_split * params.block_t;
   return plan;
@@ -158,6 +170,8 @@ smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dim
   split.tiles_per_row = plan.tiles_per_row;
   split.row_tickets =
       plan.merges_last_cta() ? device_pointer<unsigned>(buffers.row_tickets) : nullptr;
+  split.row_arrivals =
+      plan.merges_row_slices() ? device_pointer<unsigned>(buffers.row_tickets) : nullptr;
   return split;
 }
 
@@ -195,7 +209,7 @@ std::array<unsigned, 3> reset_grid(const DecodeDims& dims, const SplitPlan& plan
 }
 
 LaunchOrder split_order(const SplitPlan& plan) {
-  return plan.merges_last_cta() ? LaunchOrder::programmatic : LaunchOrder::stream;
+  return plan.takes_tickets() ? LaunchOrder::programmatic : LaunchOrder::stream;
 }
 
 LaunchOrder combine_order(int merge) {
@@ -214,7 +228,7 @@ WorkspaceLayout workspace_layout(const DecodeDims& dims, const SplitPlan& plan) 
   const std::size_t out_bytes = rows * static_cast<std::size_t>(smla::kLatentDim) * element_bytes;
   layout.partial_lse_offset = align_up(out_bytes);
   layout.bytes = layout.partial_lse_offset + rows * sizeof(float);
-  if (plan.merges_last_cta()) {
+  if (plan.takes_tickets()) {
     layout.tickets_offset = align_up(layout.bytes);
     layout.bytes = layout.tickets_offset +
                    static_cast<std::size_t>(ticket_count(dims, plan)) * sizeof(unsigned);

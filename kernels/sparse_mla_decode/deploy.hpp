@@ -48,15 +48,23 @@ struct SplitPlan {
   int balanced_ctas = 0;
   // merge 3: the CTA that finishes a row last merges it (per-row splits only, last_cta_merge.cuh).
   bool last_cta = false;
-  // merge 4: the partials are stored as bf16 (half the workspace's partial bytes).
+  // merge 5: the splits of a row wait for each other and merge a slice each (row_slice_merge.cuh;
+  // per-row splits only, at most smla::kMaxRowSliceSplits, the grid in one wave).
+  bool row_slices = false;
+  // merges 4 and 5: the partials are stored as bf16 (half the workspace's partial bytes).
   bool bf16_partials = false;
   bool merges_in_cluster() const { return cluster && num_splits > 1; }
   bool merges_last_cta() const { return last_cta && num_splits > 1; }
-  // The split's partials (fp32, or bf16 under merge 4) go through global memory (the workspace).
+  bool merges_row_slices() const { return row_slices && num_splits > 1; }
+  // merges 3 and 5 count a row's splits: the row tickets, zeroed by the combine kernel's reset
+  // mode before the split, which runs as its programmatic dependent.
+  bool takes_tickets() const { return merges_last_cta() || merges_row_slices(); }
+  // The split's partials (fp32, or bf16 under merges 4 and 5) go through global memory (the
+  // workspace).
   bool keeps_partials() const { return num_splits > 1 && !cluster; }
-  // The combine kernel merges them after the split; under merge 3 it runs before the split, only
-  // to zero the row tickets (pack_reset).
-  bool runs_combine() const { return keeps_partials() && !last_cta; }
+  // The combine kernel merges them after the split; under merges 3 and 5 it runs before the
+  // split, only to zero the row tickets (pack_reset).
+  bool runs_combine() const { return keeps_partials() && !takes_tickets(); }
   // The split grid's cluster size along x (1: an ordinary launch).
   unsigned cluster_x() const {
     return merges_in_cluster() ? static_cast<unsigned>(num_splits) : 1u;
@@ -95,7 +103,7 @@ struct DecodeBuffers {
   std::uint64_t lse = 0;      // [batch][local_heads] fp32
   std::uint64_t partial_out = 0;
   std::uint64_t partial_lse = 0;
-  std::uint64_t row_tickets = 0;  // merge 3's counters, [batch][head_groups] u32
+  std::uint64_t row_tickets = 0;  // merges 3 and 5: the row counters, [batch][head_groups] u32
 };
 
 // The split grid (x, y, z): (num_splits, head_groups, batch), or (balanced_ctas, 1, 1).
@@ -105,13 +113,13 @@ smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dim
                              const SplitPlan& plan, float softmax_scale);
 smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims& dims,
                                  const SplitPlan& plan);
-// merge 3: the combine kernel's parameters in its ticket-reset mode, and its grid (x, 1, 1). The
+// merges 3 and 5: the combine kernel's parameters in its ticket-reset mode, and its grid (x, 1, 1). The
 // reset runs first, stream-ordered; the split follows as its programmatic dependent.
 smla::CombineParams pack_reset(const DecodeBuffers& buffers, const DecodeDims& dims,
                                const SplitPlan& plan);
 std::array<unsigned, 3> reset_grid(const DecodeDims& dims, const SplitPlan& plan);
 // How the split and the combine order on the stream (the tuner's and the serving launches): the
-// split after merge 3's ticket reset as its programmatic dependent, the combine after the split
+// split after the ticket reset of merges 3 and 5 as its programmatic dependent, the combine after the split
 // as its programmatic dependent under merge 1; stream-ordered otherwise.
 LaunchOrder split_order(const SplitPlan& plan);
 LaunchOrder combine_order(int merge);
@@ -128,8 +136,8 @@ int combine_dim_chunks(int num_splits);
 std::array<unsigned, 3> combine_grid(const DecodeDims& dims, const SplitPlan& plan);
 
 // Workspace layout: partial_out (fp32, under merge 4 bf16, [batch][heads][splits][512]) at offset
-// 0, then partial_lse (fp32 [batch][heads][splits]) at the next 256-byte boundary, then under merge
-// 3 the row tickets (u32 [batch][head_groups]) at the next. 0 bytes when the plan keeps no
+// 0, then partial_lse (fp32 [batch][heads][splits]) at the next 256-byte boundary, then under
+// merges 3 and 5 the row tickets (u32 [batch][head_groups]) at the next. 0 bytes when the plan keeps no
 // partials. Each launch zeroes the tickets itself: a workspace needs no initialising.
 struct WorkspaceLayout {
   std::size_t partial_lse_offset = 0;

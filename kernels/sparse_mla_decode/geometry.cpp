@@ -52,11 +52,11 @@ std::string launch_facts_text(const KernelConfig& config, const Shape& shape) {
                      " cluster_x=" + std::to_string(geometry.plan.cluster_x()) +
                      " tokens/split=" + std::to_string(geometry.plan.tokens_per_split) +
                      " cluster_merge=" + (geometry.plan.merges_in_cluster() ? "1" : "0");
-  if (geometry.plan.merges_last_cta()) {
+  if (geometry.plan.takes_tickets()) {
     const std::array<unsigned, 3> reset =
         reset_grid({shape.batch, shape.n_local_heads(), shape.topk}, geometry.plan);
-    return text + " merge=last_cta ticket_reset grid=" + std::to_string(reset[0]) +
-           " split order=programmatic";
+    return text + (geometry.plan.merges_last_cta() ? " merge=last_cta" : " merge=row_slices") +
+           " ticket_reset grid=" + std::to_string(reset[0]) + " split order=programmatic";
   }
   if (!geometry.runs_combine()) return text + " combine=none";
   return text + " combine grid=" + grid(geometry.combine_grid) +

@@ -54,7 +54,7 @@ void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
                    CUstream stream) {
   // Packing is deploy.hpp's, shared with the serving launcher.
   const SplitPlan& plan = geometry.plan;
-  if (plan.merges_last_cta()) {  // merge 3: the row tickets zeroed first, the split its dependent
+  if (plan.takes_tickets()) {  // merges 3, 5: the row tickets zeroed first, the split its dependent
     smla::CombineParams reset = pack_reset(buffers, dims, plan);
     void* reset_args[] = {&reset};
     const std::array<unsigned, 3> grid = reset_grid(dims, plan);

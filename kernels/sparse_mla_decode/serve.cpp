@@ -105,15 +105,15 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
   const bool fp8 = planned.shape.kv_format == KvFormat::fp8_ds_mla;
   const BoundKernel& split = config.kernels[fp8 ? kSplitFp8 : kSplitBf16];
   const BoundKernel& combine = config.kernels[kCombine];
-  const bool last_cta = planned.plan.merges_last_cta();
+  const bool tickets = planned.plan.takes_tickets();
   if (split.function == nullptr ||
-      ((planned.plan.runs_combine() || last_cta) && combine.function == nullptr)) {
+      ((planned.plan.runs_combine() || tickets) && combine.function == nullptr)) {
     return refuse(ServeStatus::no_kernel, "the frozen cubin has no kernel for this kv_format");
   }
   const DecodeBuffers buffers = place_partials(
       {given.q, given.kv, given.indices, given.out, given.lse}, given.workspace, layout);
   CUresult result = CUDA_SUCCESS;
-  if (last_cta) {  // merge 3: the row tickets zeroed first, the split its programmatic dependent
+  if (tickets) {  // merges 3, 5: the row tickets zeroed first, the split its programmatic dependent
     smla::CombineParams reset_params = pack_reset(buffers, planned.dims, planned.plan);
     void* reset_args[] = {&reset_params};
     const std::array<unsigned, 3> grid = reset_grid(planned.dims, planned.plan);

@@ -18,7 +18,7 @@ const std::vector<Parameter>& parameter_space() {
       {"kv_unpack", {0, 1, 2}, false},
       {"ctas_per_sm", {1, 2, 3}, false},
       {"target_ctas", {128, 256, 512, 1024}, true},
-      {"merge", {0, 1, 2, 3, 4}, true},
+      {"merge", {0, 1, 2, 3, 4, 5}, true},
       {"schedule", {0, 1}, false},
   };
   return space;
@@ -105,6 +105,9 @@ std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
   if (config.schedule == smla::kScheduleBalanced && config.merge == smla::kMergeLastCta) {
     return "the last-CTA merge (merge 3) counts a row's splits: per-row splits, schedule 0";
   }
+  if (config.schedule == smla::kScheduleBalanced && config.merge == smla::kMergeRowSlices) {
+    return "the row-slice merge (merge 5) waits on a row's splits: per-row splits, schedule 0";
+  }
   if (config.mma_path == 0) {
     if (config.producers > 0) return "producer warps need a pipelined path (mma_path 1 or 2)";
     if (config.merge == smla::kMergeCluster) {
@@ -115,6 +118,9 @@ std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
     }
     if (config.merge == smla::kMergeCombineBf16) {
       return "bf16 partials (merge 4) are built into the pipelined kernels (mma_path 1 or 2)";
+    }
+    if (config.merge == smla::kMergeRowSlices) {
+      return "the row-slice merge (merge 5) is built into the pipelined kernels (mma_path 1 or 2)";
     }
     if (config.ctas_per_sm > 1) return "the seeds' kernel (mma_path 0) keeps its launch bound of 1";
     return {};
@@ -159,12 +165,53 @@ std::string arch_mismatch(const KernelConfig& config, int arch_sm) {
     return "the last-CTA merge (merge 3) launches the split as a programmatic dependent: sm_90 or "
            "newer";
   }
+  if (config.merge == smla::kMergeRowSlices && arch_sm < 90) {
+    return "the row-slice merge (merge 5) launches the split as a programmatic dependent: sm_90 "
+           "or newer";
+  }
   if (config.mma_path != 2) return {};
   if (arch_sm < 89) return "e4m3 mma.sync needs sm_89 or newer (mma_path 2)";
   if (arch_sm == 89 || arch_sm >= 120) return {};
   return "e4m3 mma.sync is emulated on sm_" + std::to_string(arch_sm) +
          " (f16 unpack + 2 HMMA); mma_path 2 is planned for sm_89 / sm_120 budgets";
 }
+
+namespace {
+
+// The merge values' trims, on the pipelined kernels that pass the structural ones.
+std::string merge_trim(const KernelConfig& config) {
+  if (config.merge == smla::kMergeCluster && (config.num_warps != 4 || config.producers != 2)) {
+    // On every pipelined kernel the default sweep took 133 s on the H200 before a launch was
+    // measured once (2026-12-02; target < 120 s); every winner from batch 2 up runs 4 consumer +
+    // 2 producer warps. Kept at every ring depth of those, so that sm_120 budgets, where the
+    // winners' 2 x 64-token ring does not fit, can pick the cluster merge too.
+    return "measured to lose: the cluster merge (merge 2) is swept on the 4 consumer + 2 producer "
+           "warp kernels (every winner from batch 2 up runs them)";
+  }
+  if (config.merge == smla::kMergeCombineBf16 && (config.num_warps != 4 || config.producers != 2)) {
+    // Not measured to lose: each merge value is one more timed launch per config and batch, and
+    // the structure every winner from batch 2 up runs gets it first (as the cluster merge).
+    return "left out for sweep time: bf16 partials (merge 4) are swept on the 4 consumer + 2 "
+           "producer warp kernels (every winner from batch 2 up runs them)";
+  }
+  if (config.merge == smla::kMergeRowSlices && (config.num_warps != 4 || config.producers != 2)) {
+    // Not measured to lose: as merge 4, the structure every winner from batch 2 up runs gets it.
+    return "left out for sweep time: the row-slice merge (merge 5) is swept on the 4 consumer + 2 "
+           "producer warp kernels (every winner from batch 2 up runs them)";
+  }
+  if (config.merge == smla::kMergeLastCta) {
+    // H200, 2026-12-03 (BENCHMARKS.md section 7, fifteenth session): on the winners' 4 + 2 warp
+    // structure, the fastest merge-3 launch trailed merges 1 / 2 by 5.4x / 2.7x / 1.65x / 1.33x /
+    // 1.19x at batch 1 / 8 / 32 / 64 / 128 and 1.02x at 256; at 512 (one split per row) it is
+    // merge 0's launch. The last CTA merges its row alone, a warp per head, each head a chain of
+    // loads from L2.
+    return "measured to lose: the last-CTA merge (merge 3) trailed merges 1 and 2 at batch "
+           "1-256 (1.02-5.4x); one CTA's merge of a row is bound by its loads' latency";
+  }
+  return {};
+}
+
+}  // namespace
 
 std::string measured_trim(const KernelConfig& config) {
   if (config.kv_unpack != 0) {
@@ -191,29 +238,7 @@ std::string measured_trim(const KernelConfig& config) {
   if (config.block_t == 16 && config.num_warps == 8) {
     return "measured to lose: 16-token tiles run with 4 consumer warps";
   }
-  if (config.merge == smla::kMergeCluster && (config.num_warps != 4 || config.producers != 2)) {
-    // On every pipelined kernel the default sweep took 133 s on the H200 before a launch was
-    // measured once (2026-12-02; target < 120 s); every winner from batch 2 up runs 4 consumer +
-    // 2 producer warps. Kept at every ring depth of those, so that sm_120 budgets, where the
-    // winners' 2 x 64-token ring does not fit, can pick the cluster merge too.
-    return "measured to lose: the cluster merge (merge 2) is swept on the 4 consumer + 2 producer "
-           "warp kernels (every winner from batch 2 up runs them)";
-  }
-  if (config.merge == smla::kMergeCombineBf16 && (config.num_warps != 4 || config.producers != 2)) {
-    // Not measured to lose: each merge value is one more timed launch per config and batch, and
-    // the structure every winner from batch 2 up runs gets it first (as the cluster merge).
-    return "left out for sweep time: bf16 partials (merge 4) are swept on the 4 consumer + 2 "
-           "producer warp kernels (every winner from batch 2 up runs them)";
-  }
-  if (config.merge == smla::kMergeLastCta) {
-    // H200, 2026-12-03 (BENCHMARKS.md section 7, fifteenth session): on the winners' 4 + 2 warp
-    // structure, the fastest merge-3 launch trailed merges 1 / 2 by 5.4x / 2.7x / 1.65x / 1.33x /
-    // 1.19x at batch 1 / 8 / 32 / 64 / 128 and 1.02x at 256; at 512 (one split per row) it is
-    // merge 0's launch. The last CTA merges its row alone, a warp per head, each head a chain of
-    // loads from L2.
-    return "measured to lose: the last-CTA merge (merge 3) trailed merges 1 and 2 at batch "
-           "1-256 (1.02-5.4x); one CTA's merge of a row is bound by its loads' latency";
-  }
+  if (std::string reason = merge_trim(config); !reason.empty()) return reason;
   if (config.schedule == smla::kScheduleBalanced &&
       (config.num_warps != 4 || config.producers != 2)) {
     // Not measured to lose: a second compiled kernel per structure would add its compile time to

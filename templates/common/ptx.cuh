@@ -167,6 +167,25 @@ __device__ __forceinline__ void launch_dependents() {
 #endif
 }
 
+// A 32-bit load with acquire semantics at GPU scope: what the writer stored before its release
+// (a fence, then the atomic this load observes) is visible to this thread after it.
+__device__ __forceinline__ unsigned ld_acquire_gpu(const unsigned* address) {
+  unsigned value;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(value) : "l"(address) : "memory");
+#else
+  value = *reinterpret_cast<const volatile unsigned*>(address);
+#endif
+  return value;
+}
+
+// The GPU's global nanosecond timer (%globaltimer): bounds a spin by wall time.
+__device__ __forceinline__ unsigned long long global_timer_ns() {
+  unsigned long long ns;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(ns));
+  return ns;
+}
+
 __device__ __forceinline__ float warp_max(float value) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2) {

@@ -10,6 +10,7 @@
 #include "common/async.cuh"
 #include "common/cluster.cuh"
 #include "sparse_mla_decode/layout.h"
+#include "sparse_mla_decode/slice_merge.cuh"
 
 namespace smla_cluster {
 
@@ -25,29 +26,13 @@ template <int BLOCK_H>
 __device__ __forceinline__ void merge_weights(float* lse_out, int num_splits, unsigned char* smem,
                                               long long first_bh, int heads_left, unsigned rank) {
   constexpr smla::ExchangeLayout kExchange = smla::exchange_layout(BLOCK_H);
-  const int row = threadIdx.x;
-  if (row >= BLOCK_H || row >= heads_left) return;
-  const unsigned lse_local = ptx::smem_address(smem + kExchange.lse_offset) + row * 4u;
-  float weight[smla::kMaxClusterSplits];
-  float max_lse = ptx::neg_inf();
-#pragma unroll
-  for (int s = 0; s < smla::kMaxClusterSplits; ++s) {
-    weight[s] =
-        s < num_splits ? ptx::ld_cluster_f32(ptx::cluster_map(lse_local, s)) : ptx::neg_inf();
-    max_lse = fmaxf(max_lse, weight[s]);
-  }
-  float sum = 0.f;
-#pragma unroll
-  for (int s = 0; s < smla::kMaxClusterSplits; ++s) {
-    weight[s] = max_lse == ptx::neg_inf() ? 0.f : expf(weight[s] - max_lse);
-    sum += weight[s];
-  }
-  const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
-  auto* weights = reinterpret_cast<float*>(smem + kExchange.weights_offset);
-#pragma unroll
-  for (int s = 0; s < smla::kMaxClusterSplits; ++s)
-    weights[s * BLOCK_H + row] = weight[s] * inv_sum;
-  if (rank == 0) lse_out[first_bh + row] = sum > 0.f ? max_lse + logf(sum) : ptx::neg_inf();
+  const unsigned lse_local = ptx::smem_address(smem + kExchange.lse_offset);
+  smla_slice::row_weights<BLOCK_H, smla::kMaxClusterSplits>(
+      [&](int s, int row) {
+        return ptx::ld_cluster_f32(ptx::cluster_map(lse_local + row * 4u, s));
+      },
+      num_splits, heads_left, reinterpret_cast<float*>(smem + kExchange.weights_offset),
+      rank == 0 ? lse_out + first_bh : nullptr);
 }
 
 // This CTA's slice of the merged outputs: 4 dims per item, sum_s weight_s x partial_s (read from
@@ -57,31 +42,15 @@ __device__ __forceinline__ void merge_slice(unsigned short* out, int num_splits,
                                             unsigned char* smem, long long first_bh, int heads_left,
                                             unsigned rank) {
   constexpr smla::ExchangeLayout kExchange = smla::exchange_layout(BLOCK_H);
-  constexpr int kItemsPerRow = smla::kLatentDim / 4;
-  constexpr int kItems = BLOCK_H * kItemsPerRow;
-  const int per_rank = (kItems + num_splits - 1) / num_splits;
-  const int end = min(kItems, (static_cast<int>(rank) + 1) * per_rank);
   const unsigned partials = ptx::smem_address(smem + kExchange.partial_offset);
-  const auto* weights = reinterpret_cast<const float*>(smem + kExchange.weights_offset);
-  for (int item = static_cast<int>(rank) * per_rank + threadIdx.x; item < end; item += THREADS) {
-    const int row = item / kItemsPerRow;
-    if (row >= heads_left) continue;
-    const int dim = (item % kItemsPerRow) * 4;
-    const unsigned local = partials + static_cast<unsigned>(row * smla::kLatentDim + dim) * 4u;
-    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-    for (int s = 0; s < smla::kMaxClusterSplits; ++s) {
-      const float weight = s < num_splits ? weights[s * BLOCK_H + row] : 0.f;
-      if (weight == 0.f) continue;  // an empty split's partial is not read
-      const float4 part = ptx::ld_cluster_f32x4(ptx::cluster_map(local, s));
-      sum.x += weight * part.x;
-      sum.y += weight * part.y;
-      sum.z += weight * part.z;
-      sum.w += weight * part.w;
-    }
-    *reinterpret_cast<uint2*>(out + (first_bh + row) * smla::kLatentDim + dim) =
-        make_uint2(ptx::pack_bf16x2(sum.x, sum.y), ptx::pack_bf16x2(sum.z, sum.w));
-  }
+  smla_slice::merge_items<BLOCK_H, THREADS, smla::kMaxClusterSplits>(
+      [&](int s, int row, int dim) {
+        const unsigned local = partials + static_cast<unsigned>(row * smla::kLatentDim + dim) * 4u;
+        return ptx::ld_cluster_f32x4(ptx::cluster_map(local, s));
+      },
+      out + first_bh * smla::kLatentDim, num_splits,
+      reinterpret_cast<const float*>(smem + kExchange.weights_offset), heads_left,
+      static_cast<int>(rank));
 }
 
 // Before the consumer warps write their rows into the exchange (split_pipelined.cuh's

@@ -182,18 +182,24 @@ SMLA_HD constexpr SmemLayout smem_layout(int block_t, int block_h, int num_warps
 //                    bytes written by the split and read by the combine (at batch 64, 16 heads,
 //                    4 splits a row, 8 of the 16 MB beside the cache's 86), one more bf16 rounding
 //                    of each normalised partial before the fp32 merge.
+//  kMergeRowSlices:  no combine, no cluster: the splits of a row store bf16 partials (as merge 4),
+//                    wait for each other on merge 3's row tickets, then split r merges slice r of
+//                    the row (row_slice_merge.cuh). Per-row splits, at most kMaxRowSliceSplits, the
+//                    grid within one wave of the kernel's resident CTAs.
 enum Merge : int {
   kMergeCombine = 0,
   kMergeCombinePdl = 1,
   kMergeCluster = 2,
   kMergeLastCta = 3,
   kMergeCombineBf16 = 4,
+  kMergeRowSlices = 5,
 };
 // Where the split kernel puts a row's partial outputs when it has more than one split
 // (SplitParams::partials): fp32 in global memory, its cluster's exchange (merge 2), bf16 in global
 // memory (merge 4).
 enum Partials : int { kPartialsFp32 = 0, kPartialsCluster = 1, kPartialsBf16 = 2 };
 constexpr int kMaxClusterSplits = 8;  // the portable cluster size
+constexpr int kMaxRowSliceSplits = 8;  // merge 5: each thread keeps a row's weights in registers
 
 // kMergeCluster's exchange, at offset 0 once the token loop is done (every region of the split
 // layout is dead by then): this CTA's normalised partial output [block_h][512] fp32 and lse

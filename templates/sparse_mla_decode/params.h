@@ -31,6 +31,9 @@ struct SplitParams {
   // merge 3 (last_cta_merge.cuh): one ticket counter per row [batch][head_groups], zeroed by this
   // launch's combine kernel in reset mode before any is taken; null otherwise.
   unsigned* row_tickets;
+  // merge 5 (row_slice_merge.cuh): the same counters, where every split of a row waits for the
+  // row's others and merges a slice; null otherwise (row_tickets is then null).
+  unsigned* row_arrivals;
 };
 
 struct CombineParams {
@@ -57,7 +60,7 @@ struct CombineParams {
 
 // No inner padding: each block's size is the sum of its fields, so two blocks with equal fields
 // have equal bytes (the serving tests compare the bytes the kernel receives).
-static_assert(sizeof(SplitParams) == 8 * sizeof(void*) + 10 * sizeof(int), "SplitParams padded");
+static_assert(sizeof(SplitParams) == 9 * sizeof(void*) + 10 * sizeof(int), "SplitParams padded");
 static_assert(sizeof(CombineParams) == 5 * sizeof(void*) + 10 * sizeof(int),
               "CombineParams padded");
 

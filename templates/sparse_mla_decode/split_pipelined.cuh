@@ -9,6 +9,7 @@
 // 16-byte cp.async copies themselves (two block barriers per tile).
 #include "sparse_mla_decode/cluster_merge.cuh"
 #include "sparse_mla_decode/last_cta_merge.cuh"
+#include "sparse_mla_decode/row_slice_merge.cuh"
 #include "sparse_mla_decode/pipelined_output.cuh"
 #include "sparse_mla_decode/pipelined_producer.cuh"
 #include "sparse_mla_decode/pipelined_pv.cuh"
@@ -361,6 +362,15 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   if (SCHEDULE == smla::kScheduleSplits && p.partials == smla::kPartialsCluster) {  // one row
     smla_cluster::merge_in_cluster<BLOCK_H, kConsumerThreads>(
         smem, p.out, p.lse, p.n_local_heads, p.num_splits, blockIdx.z, blockIdx.y * BLOCK_H);
+  }
+  if (SCHEDULE == smla::kScheduleSplits && p.row_arrivals != nullptr && p.num_splits > 1) {
+    const int first_head = static_cast<int>(blockIdx.y) * BLOCK_H;  // merge 5
+    smla_row_slices::merge_row_slice<BLOCK_H, kConsumerThreads>(
+        p.partial_out, p.partial_lse, p.out, p.lse,
+        p.row_arrivals + blockIdx.z * p.head_groups + blockIdx.y, p.num_splits,
+        static_cast<long long>(blockIdx.z) * p.n_local_heads + first_head,
+        min(BLOCK_H, p.n_local_heads - first_head), static_cast<int>(blockIdx.x),
+        reinterpret_cast<float*>(smem + layout.scores_offset));
   }
   if (SCHEDULE == smla::kScheduleSplits && p.row_tickets != nullptr && p.num_splits > 1) {
     // merge 3. The ticket's flag word: the scores buffer, dead once every consumer is past the

@@ -40,11 +40,13 @@ inline constexpr int kTargets[] = {128, 1024};
 // The launch variants the GPU tests run per compiled key: merge 0 with the fewest CTAs, merge 1
 // with the most splits (every combine chunk count), merge 2 on the pipelined kernels at 256 CTAs
 // (clusters of 2-8, 5 at topk 600, none at topk 5), merge 3 on the pipelined per-row-split
-// kernels at 256 CTAs (1-32 splits a row: every ticket count from one to a row's tiles), and
-// merge 4 (bf16 partials) on the pipelined kernels with the most splits, as merge 1.
+// kernels at 256 CTAs (1-32 splits a row: every ticket count from one to a row's tiles), merge 4
+// (bf16 partials) on the pipelined kernels with the most splits, as merge 1, and merge 5 (the
+// row-slice merge) on the pipelined per-row-split kernels at 256 CTAs (1-8 splits a row, fewer
+// where the grid would not be one wave: launch it with the kernels' capacity).
 inline int launch_variants(const KernelConfig& key) {
   if (key.mma_path == 0) return 2;
-  return key.schedule == smla::kScheduleSplits ? 5 : 4;
+  return key.schedule == smla::kScheduleSplits ? 6 : 4;
 }
 inline KernelConfig launch_variant(KernelConfig key, int variant) {
   // The balanced schedule's fourth variant is merge 4 (it takes no merge 3).
