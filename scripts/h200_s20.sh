@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# H200, twentieth session.
+#   ab      merge 5 (the row-slice merge, row_slice_merge.cuh) against the tree before it
+#           (.devcarry/bin/tuner_old from 64ec03b, scripts/devcarry_old_tuner.sh): the winners'
+#           structure (BLOCK_T 64, 4 + 2 warps, 2 stages, mma_path 1, schedule 0) at batches 1, 8,
+#           32, 64, 128, 256 and 512, merges 1 / 2 / 4 on both builds and 5 on the new one, every
+#           `target_ctas`, the fastest launch per merge, rounds old / new / old / new. Predicted
+#           before the run: at batch 64 merge 5 ~1.5-2.5 µs under merge 4 (no combine launch and no
+#           grid-wide wait; the reset kernel and the row's wait instead), 32 and 128 ~1-2 µs
+#           under merge 4, batch 1 and 8 behind merge 4 (at most 8 splits a row); merges 1, 2, 4
+#           unchanged within noise (the cluster merge's loops moved into slice_merge.cuh).
+#   check   correctness: the repeat test (batch 64, every launch variant, merge 5 = variant 5),
+#           then the matrix parts in PARTS (default the 16-head ones), compiled on the device.
+# Usage: scripts/h200_s20.sh ab|check   (carry .devcarry; logs in $OUT/s20_STEP.tgz)
+step=${1:?usage: scripts/h200_s20.sh ab|check}
+source scripts/device_call_env.sh
+logs=$out/s20_$step
+mkdir -p "$logs"
+where="block_h=16,block_t=64,num_stages=2,kv_unpack=0,ctas_per_sm=1,mma_path=1,num_warps=4"
+where="$where,producers=2,schedule=0"
+case $step in
+  ab)
+    [ -x .devcarry/bin/tuner_old ] || { echo "no .devcarry/bin/tuner_old" >&2; exit 2; }
+    for round in 1 2; do
+      for build in old new; do
+        bin=build/tuner/tuner merges="1|2|4|5"
+        [ "$build" = old ] && bin=.devcarry/bin/tuner_old merges="1|2|4"
+        XDG_CACHE_HOME=/tmp/s20_cache_$build timeout 200 $bin bench \
+          --batches 1,8,32,64,128,256,512 --where "$where,merge=$merges" --no-default \
+          --best-per merge >"$logs/${build}_$round.log" 2>&1
+        echo "$build round $round rc=$? at $(($(date +%s) - began)) s"
+      done
+    done
+    for f in "$logs"/old_1.log "$logs"/new_1.log "$logs"/old_2.log "$logs"/new_2.log; do
+      echo "== $(basename "$f") (batch merge target median_us)"
+      grep -E "^ +[0-9]+ block_t.*best of" "$f" | awk '{m = ""; c = ""; t = "";
+        for (i = 2; i <= NF; i++) { if (m == "" && $i ~ /^merge=/) m = $i;
+        if (c == "" && $i ~ /^target_ctas=/) c = $i;
+        if (t == "" && $i ~ /^[0-9]+\.[0-9]+$/) t = $i } print $1, m, c, t}' | tr '\n' ';'
+      echo
+    done
+    grep -hE "wrong|FAIL|error" "$logs"/*.log | head -n 10 | cut -c1-300
+    ;;
+  check)
+    left() { echo $((${BUDGET_S:-560} - $(date +%s) + began)); }
+    export TUNER_GPU_CUBIN_CACHE=/tmp/s20_cubins  # the repeat test's compiles, read by the matrix
+    parts=${PARTS:-fp8_ds_mla:4 bf16:4}
+    TUNER_GPU_MATRIX=${parts// /,} TUNER_GPU_LOG=$logs/repeat_moved.log timeout 300 \
+      build/tests/gpu_sparse_mla_repeat >"$logs/repeat.log" 2>&1
+    echo "repeat rc=$? at $(($(date +%s) - began)) s: $(grep -E 'test cases|moved' "$logs/repeat.log" | tail -n 2 | tr '\n' ' ')"
+    for part in $parts; do
+      remaining=$(left)
+      [ "$remaining" -gt 60 ] || { echo "$part: not run (${remaining} s left)"; continue; }
+      name=${part//[:@,]/_}
+      TUNER_GPU_MATRIX=$part TUNER_GPU_MATRIX_BATCHES=1,7,64,128 \
+        TUNER_GPU_LOG=$logs/checks_$name.log timeout "$((remaining - 20))" \
+        build/tests/gpu_sparse_mla_decode -tc="every config*" >"$logs/matrix_$name.log" 2>&1
+      echo "$part rc=$? at $(($(date +%s) - began)) s"
+    done
+    grep -h "FAIL \|ERROR\|CRASHED" "$logs"/matrix_*.log "$logs/repeat.log" | head -n 20 | cut -c1-300
+    grep -hE "^(fp8_ds_mla|bf16) " "$logs"/matrix_*.log
+    ;;
+  *) echo "unknown step '$step': use ab or check" >&2; exit 2 ;;
+esac
+tar -C "$out" -czf "$out/s20_$step.tgz" "s20_$step" && rm -rf "$logs"
