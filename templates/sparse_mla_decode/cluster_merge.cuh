@@ -43,7 +43,7 @@ __device__ __forceinline__ void merge_slice(unsigned short* out, int num_splits,
                                             unsigned rank) {
   constexpr smla::ExchangeLayout kExchange = smla::exchange_layout(BLOCK_H);
   const unsigned partials = ptx::smem_address(smem + kExchange.partial_offset);
-  smla_slice::merge_items<BLOCK_H, THREADS, smla::kMaxClusterSplits>(
+  smla_slice::merge_items<BLOCK_H, THREADS>(
       [&](int s, int row, int dim) {
         const unsigned local = partials + static_cast<unsigned>(row * smla::kLatentDim + dim) * 4u;
         return ptx::ld_cluster_f32x4(ptx::cluster_map(local, s));

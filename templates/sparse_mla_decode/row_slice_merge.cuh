@@ -31,9 +31,11 @@ __device__ __forceinline__ void wait_for_row(unsigned* arrivals, int num_splits)
   if (threadIdx.x == 0) {
     ptx::grid_dependency_wait();  // the counters' reset (the launch's first kernel) is done
     __threadfence();              // the CTA's stores, seen through the barrier, before the arrival
-    atomicAdd(arrivals, 1u);
+    // The row's last split to arrive (the one that ends the row's wait) polls nothing.
+    const unsigned arrived = atomicAdd(arrivals, 1u) + 1u;
     const unsigned long long start = ptx::global_timer_ns();
-    while (ptx::ld_acquire_gpu(arrivals) < static_cast<unsigned>(num_splits)) {
+    while (arrived < static_cast<unsigned>(num_splits) &&
+           ptx::ld_acquire_gpu(arrivals) < static_cast<unsigned>(num_splits)) {
       __nanosleep(64);
       if (ptx::global_timer_ns() - start > kSpinLimitNs) __trap();
     }
@@ -62,7 +64,7 @@ __device__ __noinline__ void merge_row_slice(const float* partial_out, const flo
   const float* row_partials = reinterpret_cast<const float*>(
       reinterpret_cast<const unsigned short*>(partial_out) +
       first_bh * num_splits * smla::kLatentDim);
-  smla_slice::merge_items<BLOCK_H, THREADS, smla::kMaxRowSliceSplits>(
+  smla_slice::merge_items<BLOCK_H, THREADS>(
       [&](int s, int row, int dim) {
         return smla_combine::load_part<true, true>(
             row_partials, (static_cast<long long>(row) * num_splits + s) * smla::kLatentDim + dim);
