@@ -10,7 +10,8 @@
 #           under merge 4, batch 1 and 8 behind merge 4 (at most 8 splits a row); merges 1, 2, 4
 #           unchanged within noise (the cluster merge's loops moved into slice_merge.cuh).
 #   check   correctness: the repeat test (batch 64, every launch variant, merge 5 = variant 5),
-#           then the matrix parts in PARTS (default the 16-head ones), compiled on the device.
+#           then the matrix parts in PARTS (default the 16-head ones), compiled on the device;
+#           REPEAT_S bounds the repeat test (default 300 s; it compiles the parts' keys).
 # Usage: scripts/h200_s20.sh ab|check   (carry .devcarry; logs in $OUT/s20_STEP.tgz)
 step=${1:?usage: scripts/h200_s20.sh ab|check}
 source scripts/device_call_env.sh
@@ -45,7 +46,7 @@ case $step in
     left() { echo $((${BUDGET_S:-560} - $(date +%s) + began)); }
     export TUNER_GPU_CUBIN_CACHE=/tmp/s20_cubins  # the repeat test's compiles, read by the matrix
     parts=${PARTS:-fp8_ds_mla:4 bf16:4}
-    TUNER_GPU_MATRIX=${parts// /,} TUNER_GPU_LOG=$logs/repeat_moved.log timeout 300 \
+    TUNER_GPU_MATRIX=${parts// /,} TUNER_GPU_LOG=$logs/repeat_moved.log timeout "${REPEAT_S:-300}" \
       build/tests/gpu_sparse_mla_repeat >"$logs/repeat.log" 2>&1
     echo "repeat rc=$? at $(($(date +%s) - began)) s: $(grep -E 'test cases|moved' "$logs/repeat.log" | tail -n 2 | tr '\n' ' ')"
     for part in $parts; do

@@ -64,13 +64,15 @@ constexpr const char* kShape = "kv_format=fp8_ds_mla,local_heads=16,page_size=64
 
 }  // namespace
 
-TEST_CASE("merge 5 is a pipelined, per-row-splits, sm_90+ variant, swept on the winners' warps") {
+TEST_CASE("merge 5 is a pipelined, per-row-splits, sm_90+ variant, trimmed as measured to lose") {
   const Shape shape;
   KernelConfig config = winners_structure(smla::kMergeRowSlices);
   CHECK(shape_mismatch(config, shape).empty());
   CHECK(arch_mismatch(config, 90).empty());
   CHECK(arch_mismatch(config, 120).empty());
-  CHECK(measured_trim(config).empty());
+  // Trimmed on the winners' kernel too: it lost or tied there on the H200 (twentieth session);
+  // `tuner bench --trimmed` still plans it.
+  CHECK(measured_trim(config).rfind("measured to lose: the row-slice merge (merge 5)", 0) == 0);
   CHECK(arch_mismatch(config, 89).find("merge 5") != std::string::npos);
   config.schedule = smla::kScheduleBalanced;
   CHECK(shape_mismatch(config, shape).find("per-row splits") != std::string::npos);
@@ -78,10 +80,8 @@ TEST_CASE("merge 5 is a pipelined, per-row-splits, sm_90+ variant, swept on the 
   config.mma_path = 0;
   config.producers = 0;
   CHECK(shape_mismatch(config, shape).find("pipelined kernels") != std::string::npos);
-  config = winners_structure(smla::kMergeRowSlices);
-  config.num_warps = 8;
-  CHECK(measured_trim(config).rfind("left out for sweep time: the row-slice merge (merge 5)", 0) ==
-        0);
+  config = winners_structure(smla::kMergeCombineBf16);
+  CHECK(measured_trim(config).empty());  // the same kernel with merge 4 is swept
 }
 
 TEST_CASE("merge 5 splits: at most 8 a row, and the whole grid within one wave") {

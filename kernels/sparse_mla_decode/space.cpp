@@ -194,10 +194,15 @@ std::string merge_trim(const KernelConfig& config) {
     return "left out for sweep time: bf16 partials (merge 4) are swept on the 4 consumer + 2 "
            "producer warp kernels (every winner from batch 2 up runs them)";
   }
-  if (config.merge == smla::kMergeRowSlices && (config.num_warps != 4 || config.producers != 2)) {
-    // Not measured to lose: as merge 4, the structure every winner from batch 2 up runs gets it.
-    return "left out for sweep time: the row-slice merge (merge 5) is swept on the 4 consumer + 2 "
-           "producer warp kernels (every winner from batch 2 up runs them)";
+  if (config.merge == smla::kMergeRowSlices) {
+    // H200, 2026-12-04 (BENCHMARKS.md section 7, twentieth session): on the winners' 4 + 2 warp
+    // structure, the fastest merge-5 launch trailed the best of merges 1 / 2 / 4 by 1.8x / 1.36x /
+    // 1.04x / 1.00x / 1.05x at batch 1 / 8 / 32 / 64 / 128 (merge 4 at 1-64, merge 2 at 128); at
+    // 256 and 512 one wave holds one split a row, merge 0's launch. At most 8 splits a row and
+    // one wave cost the small batches their CTAs; at 64 the wait and the merge through L2 cost
+    // what the combine did.
+    return "measured to lose: the row-slice merge (merge 5) trailed merges 2 and 4 at batch 1-128 "
+           "(1.00-1.8x; at 64 it tied merge 4)";
   }
   if (config.merge == smla::kMergeLastCta) {
     // H200, 2026-12-03 (BENCHMARKS.md section 7, fifteenth session): on the winners' 4 + 2 warp
