@@ -132,9 +132,8 @@ TEST_CASE("merge 5's workspace and parameters: bf16 partials, then the row ticke
   CHECK(reset.reset_count == 6);
   // merge 3 takes the same counters through the other field.
   const SplitPlan last_cta = split_plan(dims, {64, 16, 24, smla::kMergeLastCta, 0});
-  const smla::SplitParams merge3 =
-      pack_split(place_partials({}, 0x10000000, workspace_layout(dims, last_cta)), dims, last_cta,
-                 0.1f);
+  const smla::SplitParams merge3 = pack_split(
+      place_partials({}, 0x10000000, workspace_layout(dims, last_cta)), dims, last_cta, 0.1f);
   CHECK(merge3.row_arrivals == nullptr);
   CHECK(merge3.row_tickets != nullptr);
 }

@@ -113,14 +113,14 @@ smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dim
                              const SplitPlan& plan, float softmax_scale);
 smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims& dims,
                                  const SplitPlan& plan);
-// merges 3 and 5: the combine kernel's parameters in its ticket-reset mode, and its grid (x, 1, 1). The
-// reset runs first, stream-ordered; the split follows as its programmatic dependent.
+// merges 3 and 5: the combine kernel's parameters in its ticket-reset mode, and its grid (x, 1, 1).
+// The reset runs first, stream-ordered; the split follows as its programmatic dependent.
 smla::CombineParams pack_reset(const DecodeBuffers& buffers, const DecodeDims& dims,
                                const SplitPlan& plan);
 std::array<unsigned, 3> reset_grid(const DecodeDims& dims, const SplitPlan& plan);
 // How the split and the combine order on the stream (the tuner's and the serving launches): the
-// split after the ticket reset of merges 3 and 5 as its programmatic dependent, the combine after the split
-// as its programmatic dependent under merge 1; stream-ordered otherwise.
+// split after the ticket reset of merges 3 and 5 as its programmatic dependent, the combine after
+// the split as its programmatic dependent under merge 1; stream-ordered otherwise.
 LaunchOrder split_order(const SplitPlan& plan);
 LaunchOrder combine_order(int merge);
 
@@ -137,8 +137,8 @@ std::array<unsigned, 3> combine_grid(const DecodeDims& dims, const SplitPlan& pl
 
 // Workspace layout: partial_out (fp32, under merge 4 bf16, [batch][heads][splits][512]) at offset
 // 0, then partial_lse (fp32 [batch][heads][splits]) at the next 256-byte boundary, then under
-// merges 3 and 5 the row tickets (u32 [batch][head_groups]) at the next. 0 bytes when the plan keeps no
-// partials. Each launch zeroes the tickets itself: a workspace needs no initialising.
+// merges 3 and 5 the row tickets (u32 [batch][head_groups]) at the next. 0 bytes when the plan
+// keeps no partials. Each launch zeroes the tickets itself: a workspace needs no initialising.
 struct WorkspaceLayout {
   std::size_t partial_lse_offset = 0;
   std::size_t tickets_offset = 0;  // 0: no tickets

@@ -198,7 +198,7 @@ enum Merge : int {
 // (SplitParams::partials): fp32 in global memory, its cluster's exchange (merge 2), bf16 in global
 // memory (merge 4).
 enum Partials : int { kPartialsFp32 = 0, kPartialsCluster = 1, kPartialsBf16 = 2 };
-constexpr int kMaxClusterSplits = 8;  // the portable cluster size
+constexpr int kMaxClusterSplits = 8;   // the portable cluster size
 constexpr int kMaxRowSliceSplits = 8;  // merge 5: each thread keeps a row's weights in registers
 
 // kMergeCluster's exchange, at offset 0 once the token loop is done (every region of the split

@@ -61,9 +61,9 @@ __device__ __noinline__ void merge_row_slice(const float* partial_out, const flo
       heads_left, scratch, rank == 0 ? lse + first_bh : nullptr);
   ptx::named_barrier_sync(1, THREADS);
   // Split s's partial of row `row`: element ((first_bh + row) x num_splits + s) x 512 + dim, bf16.
-  const float* row_partials = reinterpret_cast<const float*>(
-      reinterpret_cast<const unsigned short*>(partial_out) +
-      first_bh * num_splits * smla::kLatentDim);
+  const float* row_partials =
+      reinterpret_cast<const float*>(reinterpret_cast<const unsigned short*>(partial_out) +
+                                     first_bh * num_splits * smla::kLatentDim);
   smla_slice::merge_items<BLOCK_H, THREADS>(
       [&](int s, int row, int dim) {
         return smla_combine::load_part<true, true>(

@@ -40,8 +40,8 @@ __device__ __forceinline__ void row_weights(LoadLse&& load_lse, int num_splits, 
 // x load_part(s, row, dim) (a float4), stored as bf16 to out_rows[row * 512 + dim]. A thread
 // takes kItemBatch of its items at a time and loads all their parts before it stores any: one
 // trip to the partials per batch instead of one per item (a store between two items' loads
-// keeps the second behind the first), and up to 4 splits a trip. A split of weight 0 is read and selected out, as in the
-// combine (its partial is written, but need not be finite).
+// keeps the second behind the first), and up to 4 splits a trip. A split of weight 0 is read and
+// selected out, as in the combine (its partial is written, but need not be finite).
 template <int BLOCK_H, int THREADS, typename LoadPart>
 __device__ __forceinline__ void merge_items(LoadPart&& load_part, unsigned short* out_rows,
                                             int num_splits, const float* weights, int heads_left,

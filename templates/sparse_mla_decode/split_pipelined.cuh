@@ -9,11 +9,11 @@
 // 16-byte cp.async copies themselves (two block barriers per tile).
 #include "sparse_mla_decode/cluster_merge.cuh"
 #include "sparse_mla_decode/last_cta_merge.cuh"
-#include "sparse_mla_decode/row_slice_merge.cuh"
 #include "sparse_mla_decode/pipelined_output.cuh"
 #include "sparse_mla_decode/pipelined_producer.cuh"
 #include "sparse_mla_decode/pipelined_pv.cuh"
 #include "sparse_mla_decode/pipelined_work.cuh"
+#include "sparse_mla_decode/row_slice_merge.cuh"
 #include "sparse_mla_decode/split.cuh"
 
 namespace smla_pipe {
