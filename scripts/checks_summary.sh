@@ -26,15 +26,15 @@ awk '
   merge_checks[merge]++
 }
 END {
-  print "kv heads batch topk passed failed max_out max_lse checks_by_merge(0/1/2/3/4)"
+  print "kv heads batch topk passed failed max_out max_lse checks_by_merge(0/1/2/3/4/5)"
   for (k = 1; k <= n; k++) {
     key = order[k]
-    printf "%s %d %d %.2e %.2e %d/%d/%d/%d/%d\n", key, pass[key], fail[key], max_out[key],
+    printf "%s %d %d %.2e %.2e %d/%d/%d/%d/%d/%d\n", key, pass[key], fail[key], max_out[key],
            max_lse[key], by_merge[key, 0], by_merge[key, 1], by_merge[key, 2], by_merge[key, 3],
-           by_merge[key, 4]
+           by_merge[key, 4], by_merge[key, 5]
   }
   print "merge checks failed max_out mean_out"
-  for (m = 0; m <= 4; m++) {
+  for (m = 0; m <= 5; m++) {
     if (merge_checks[m] == 0) continue
     printf "%d %d %d %.2e %.2e\n", m, merge_checks[m], merge_fail[m], merge_max[m],
            merge_sum[m] / merge_checks[m]
