@@ -147,24 +147,8 @@ case $step in
     done
     ;;
   check)
-    left() { echo $((${BUDGET_S:-560} - $(date +%s) + began)); }
-    export TUNER_GPU_CUBIN_CACHE=/tmp/s19_cubins  # the repeat test's compiles, read by the matrix
-    parts=${PARTS:-fp8_ds_mla:4 bf16:4}
-    TUNER_GPU_MATRIX=${parts// /,} TUNER_GPU_LOG=$logs/repeat_moved.log timeout 240 \
-      build/tests/gpu_sparse_mla_repeat \
-      >"$logs/repeat.log" 2>&1
-    echo "repeat rc=$? at $(($(date +%s) - began)) s: $(grep -E 'test cases|moved' "$logs/repeat.log" | tail -n 2 | tr '\n' ' ')"
-    for part in ${PARTS:-fp8_ds_mla:4 bf16:4}; do
-      remaining=$(left)
-      [ "$remaining" -gt 60 ] || { echo "$part: not run (${remaining} s left)"; continue; }
-      name=${part//[:@,]/_}
-      TUNER_GPU_MATRIX=$part TUNER_GPU_MATRIX_BATCHES=1,7,64,128 \
-        TUNER_GPU_LOG=$logs/checks_$name.log timeout "$((remaining - 20))" \
-        build/tests/gpu_sparse_mla_decode -tc="every config*" >"$logs/matrix_$name.log" 2>&1
-      echo "$part rc=$? at $(($(date +%s) - began)) s"
-    done
-    grep -h "FAIL \|ERROR\|CRASHED" "$logs"/matrix_*.log "$logs/repeat.log" | head -n 20 | cut -c1-300
-    grep -hE "^(fp8_ds_mla|bf16) " "$logs"/matrix_*.log
+    source scripts/matrix_check.sh
+    matrix_check "$logs" /tmp/s19_cubins "${PARTS:-fp8_ds_mla:4 bf16:4}" 240 "${BUDGET_S:-560}"
     ;;
   *) echo "unknown step '$step': use sweep, probe, ncu, clocks, modes, ab or check" >&2; exit 2 ;;
 esac

@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <string>
 
 #include "kernels/sparse_mla_decode/deploy.hpp"
@@ -18,6 +17,7 @@
 #include "kernels/sparse_mla_decode/shape.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
 #include "templates/sparse_mla_decode/layout.h"
+#include "tests/support/bound_winners.hpp"
 #include "tests/support/recorded_launches.hpp"
 #include "tests/support/winners_structure.hpp"
 
@@ -26,29 +26,11 @@ using namespace tuner::smla_family;
 
 namespace {
 
-using test::fake_function;
 using test::recorded;
 using test::winners_structure;
 constexpr LaunchKernelFn record = &test::record_launch<smla::SplitParams, smla::CombineParams>;
 
-// The winners' structure frozen with `merge` at TARGET_CTAS 256.
-BoundConfig bound(std::int64_t merge) {
-  const BoundKernel split{fake_function(0x100), 192, 115200, {}};
-  const BoundKernel combine{fake_function(0x300), 128, 0, {}};
-  return deploy_family().bind(
-      [&](std::string_view role) -> const BoundKernel* {
-        if (role == "split.fp8_ds_mla") return &split;
-        if (role == "combine") return &combine;
-        return nullptr;
-      },
-      [&](std::string_view name) -> std::optional<std::int64_t> {
-        if (name == "block_t") return 64;
-        if (name == "block_h") return 16;
-        if (name == "target_ctas") return 256;
-        if (name == "merge") return merge;
-        return std::nullopt;
-      });
-}
+BoundConfig bound(std::int64_t merge) { return test::bound_winners(merge); }
 
 constexpr const char* kShape = "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048";
 

@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <string>
 
 #include "kernels/sparse_mla_decode/deploy.hpp"
@@ -19,6 +18,7 @@
 #include "kernels/sparse_mla_decode/shape.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
 #include "templates/sparse_mla_decode/layout.h"
+#include "tests/support/bound_winners.hpp"
 #include "tests/support/recorded_launches.hpp"
 #include "tests/support/winners_structure.hpp"
 
@@ -30,7 +30,7 @@ namespace {
 using test::fake_function;
 using test::recorded;
 using test::winners_structure;
-constexpr std::uintptr_t kCombineId = 0x300;
+constexpr std::uintptr_t kCombineId = test::kBoundCombineId;
 constexpr LaunchKernelFn record =
     &test::record_launch<smla::SplitParams, smla::CombineParams, kCombineId>;
 
@@ -40,25 +40,8 @@ ClusterCapacity resident(int ctas) {
   return capacity;
 }
 
-// The winners' structure frozen with merge 5 at TARGET_CTAS 256, on a device that holds
-// `ctas` of its CTAs at once.
-BoundConfig bound(int ctas) {
-  const BoundKernel split{fake_function(0x100), 192, 115200, resident(ctas)};
-  const BoundKernel combine{fake_function(kCombineId), 128, 0, {}};
-  return deploy_family().bind(
-      [&](std::string_view role) -> const BoundKernel* {
-        if (role == "split.fp8_ds_mla") return &split;
-        if (role == "combine") return &combine;
-        return nullptr;
-      },
-      [&](std::string_view name) -> std::optional<std::int64_t> {
-        if (name == "block_t") return 64;
-        if (name == "block_h") return 16;
-        if (name == "target_ctas") return 256;
-        if (name == "merge") return smla::kMergeRowSlices;
-        return std::nullopt;
-      });
-}
+// The winners' structure frozen with merge 5, on a device that holds `ctas` of its CTAs at once.
+BoundConfig bound(int ctas) { return test::bound_winners(smla::kMergeRowSlices, resident(ctas)); }
 
 constexpr const char* kShape = "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048";
 
@@ -147,7 +130,7 @@ TEST_CASE("serve launch: merge 5 resets the tickets, then the split, and no comb
   REQUIRE(recorded.size() == 2);
   CHECK(recorded[0].function == fake_function(kCombineId));
   CHECK(recorded[0].order == LaunchOrder::stream);
-  CHECK(recorded[1].function == fake_function(0x100));
+  CHECK(recorded[1].function == fake_function(test::kBoundSplitId));
   CHECK(recorded[1].order == LaunchOrder::programmatic);
   CHECK(recorded[1].grid[0] == 4);
   CHECK(recorded[1].grid[2] == 64);
