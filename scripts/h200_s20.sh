@@ -21,17 +21,9 @@ where="block_h=16,block_t=64,num_stages=2,kv_unpack=0,ctas_per_sm=1,mma_path=1,n
 where="$where,producers=2,schedule=0"
 case $step in
   ab)
-    [ -x .devcarry/bin/tuner_old ] || { echo "no .devcarry/bin/tuner_old" >&2; exit 2; }
-    for round in 1 2; do
-      for build in old new; do
-        bin=build/tuner/tuner merges="1|2|4|5"
-        [ "$build" = old ] && bin=.devcarry/bin/tuner_old merges="1|2|4"
-        XDG_CACHE_HOME=/tmp/s20_cache_$build timeout 200 $bin bench \
-          --batches 1,8,32,64,128,256,512 --where "$where,merge=$merges" --no-default \
-          --best-per merge >"$logs/${build}_$round.log" 2>&1
-        echo "$build round $round rc=$? at $(($(date +%s) - began)) s"
-      done
-    done
+    source scripts/bench_ab.sh
+    bench_ab "$logs" 1,8,32,64,128,256,512 "$where,merge=1|2|4|5" merge "$where,merge=1|2|4" ||
+      exit 2
     for f in "$logs"/old_1.log "$logs"/new_1.log "$logs"/old_2.log "$logs"/new_2.log; do
       echo "== $(basename "$f") (batch merge target median_us)"
       grep -E "^ +[0-9]+ block_t.*best of" "$f" | awk '{m = ""; c = ""; t = "";
