@@ -364,6 +364,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
         smem, p.out, p.lse, p.n_local_heads, p.num_splits, blockIdx.z, blockIdx.y * BLOCK_H);
   }
   if (SCHEDULE == smla::kScheduleSplits && p.row_arrivals != nullptr && p.num_splits > 1) {
+    static_assert(BLOCK_T >= smla::kMaxRowSliceSplits, "merge 5's weights fit the scores buffer");
     const int first_head = static_cast<int>(blockIdx.y) * BLOCK_H;  // merge 5
     smla_row_slices::merge_row_slice<BLOCK_H, kConsumerThreads>(
         p.partial_out, p.partial_lse, p.out, p.lse,
