@@ -99,6 +99,20 @@ TEST_CASE("tuner bench --l2 accepts only sets, flush or none, before looking for
   CHECK(outcome.output.find("'none' (the old, L2-unsafe protocol") != std::string::npos);
 }
 
+TEST_CASE("tuner bench refuses a negative --replays and an unwritable --samples before timing") {
+  const TempDir dir;
+  const std::string bench = "'" + kTunerBinary + "' bench --batches 1 ";
+  const CommandResult replays = run_with_stderr(bench + "--replays -1");
+  CHECK(replays.exit_code == 2);
+  CHECK(replays.output.find("--replays -1: not a replay count") != std::string::npos);
+  const std::string unwritable = (dir / "missing" / "samples.csv").string();
+  const CommandResult samples = run_with_stderr(bench + "--samples '" + unwritable + "'");
+  CHECK(samples.exit_code == 2);
+  CHECK(samples.output.find("--samples " + unwritable + ": cannot open it for appending") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "missing"));
+}
+
 // Before any GPU work: the search's options are checked first, with or without a GPU.
 TEST_CASE("tuner sweep refuses bad screening and finalist options with exit 2, naming them") {
   const TempDir dir;

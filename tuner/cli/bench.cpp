@@ -35,6 +35,8 @@ struct BenchOptions {
   std::string where;        // "mma_path=1|2,producers=0": only survivors with these values
   int top = 1;              // the N fastest per batch
   std::string best_per;     // "mma_path,producers": the fastest of each value combination
+  int replays = 0;          // timed replays per config; 0: the measurement's own stopping rule
+  std::string samples;      // a CSV file: every timed replay's per-launch time, in replay order
   std::string l2 = "sets";  // "sets": L2-safe input sets per replay; "flush": flush between replays
   MeasureOptions measure;
 };
@@ -128,6 +130,23 @@ std::vector<Config> candidates_for(const Problem& problem, const Arch& arch, boo
   return configs;
 }
 
+// --samples: one CSV row per timed replay (batch, config, replay index, µs a launch), appended in
+// replay order, so that a drift or two modes over a run can be seen (the summary's quantiles hide
+// when the slow replays came).
+void append_samples(const std::string& path, int batch, const Config& config,
+                    const std::vector<double>& samples_us) {
+  if (path.empty()) return;  // opened even with no samples: the path is checked up front
+  std::FILE* file = std::fopen(path.c_str(), "a");
+  if (file == nullptr) {
+    throw InputError("--samples " + path + ": cannot open it for appending; pass a writable path");
+  }
+  const std::string name = describe(config);
+  for (std::size_t i = 0; i < samples_us.size(); ++i) {
+    std::fprintf(file, "%d,\"%s\",%zu,%.3f\n", batch, name.c_str(), i, samples_us[i]);
+  }
+  std::fclose(file);
+}
+
 struct Measured {
   Config config;
   Timing timing;
@@ -152,7 +171,9 @@ int bench_batch(DeviceSession& session, const std::vector<Config>& candidates, i
       ++failures;
       continue;
     }
-    measured.push_back(Measured{config, time_graph(launch, stream, measure)});
+    std::vector<double> samples_us;
+    measured.push_back(Measured{config, time_graph(launch, stream, measure, &samples_us)});
+    append_samples(options.samples, batch, config, samples_us);
   }
   std::sort(measured.begin(), measured.end(), [](const Measured& a, const Measured& b) {
     return a.timing.median_us < b.timing.median_us;
@@ -216,6 +237,12 @@ int run_bench(const Args& args) {
       "best-per", po::value(&bench.best_per),
       "also print the fastest config of each value combination of these parameters, e.g. "
       "'mma_path,producers' (one row per structural variant)")(
+      "samples", po::value(&bench.samples),
+      "append every timed replay's per-launch time to this CSV file (batch, config, replay, "
+      "us), in replay order")(
+      "replays", po::value(&bench.replays)->default_value(bench.replays),
+      "time exactly this many replays per config (0: until the spread settles, as the sweep "
+      "does); with --samples, a long run shows the card's sustained speed")(
       "launches",
       po::value(&bench.measure.launches_per_graph)->default_value(bench.measure.launches_per_graph),
       "launches per CUDA graph at least, each with its own inputs (with --l2 sets the family "
@@ -223,6 +250,12 @@ int run_bench(const Args& args) {
   if (!parse_or_help("bench", "[--family F] [shape options] [options]", options, args)) return 0;
   const Problem parsed = parse_problem(problem);
   bench.batches = parse_int_list(batches_text, "batches");
+  if (bench.replays < 0) {
+    throw InputError("--replays " + std::to_string(bench.replays) +
+                     ": not a replay count; pass 0 (until the spread settles) or more");
+  }
+  if (bench.replays > 0) bench.measure.min_samples = bench.measure.max_samples = bench.replays;
+  append_samples(bench.samples, 0, Config{}, {});  // refuses an unwritable path before any timing
   const L2Mode l2_mode = parse_l2_mode(bench.l2);
   const bool flush = l2_mode == L2Mode::flush;
   std::string why_not;
