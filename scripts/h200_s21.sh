@@ -17,9 +17,22 @@
 #           --samples`) while nvidia-smi samples clocks, power, temperatures and throttle reasons
 #           every 20 ms: do the fast replays come first (a burst before a power or thermal limit)
 #           or mixed?
+#   sustained  batch 512 (and 256) under sustained load: every config of the winners' family of
+#           structures (BLOCK_T 32 / 64, 4 / 8 warps, 2-4 stages, bitwise or cvt unpack, 1 or 2 CTAs
+#           an SM bound), one split a row, 40 replays each (the first ~5 run before the card's
+#           power cap lowers the SM clock; the median is the capped speed): is there a config
+#           that holds its speed better than the burst winner?
+#   ab      token softmax (token_softmax.cuh) against the tree before it (.devcarry/bin/tuner_old
+#           from 42160a5, scripts/devcarry_old_tuner.sh): the winners' structure (BLOCK_T 64,
+#           4 + 2 warps, 2 stages, mma_path 1, schedule 0), merges 1 / 2 / 4, the fastest launch
+#           per merge at batches 1-512 (fp8) and 1-128 (bf16), rounds old / new / old / new; then
+#           batch 512's one-split launch held for 40 replays (the capped speed) on each build.
+#           Predicted before the run: a consumer warp's tile takes 1,018 instructions instead of
+#           1,190 (SASS, -14.5 %; 10 MUFU instead of 34) for one more consumer barrier a tile:
+#           batch 64 -0.3 to -0.8 us, 128-512 -2 to -5 %, the capped 512 more than the burst.
 #   check   correctness: the repeat test and the matrix parts in PARTS, as h200_s20.sh check.
-# Usage: scripts/h200_s21.sh probe|modes|series|check   (carry .devcarry; logs in $OUT/s21_STEP.tgz)
-step=${1:?usage: scripts/h200_s21.sh probe|modes|series|check}
+# Usage: scripts/h200_s21.sh probe|modes|series|sustained|ab|check   (carry .devcarry; logs in $OUT/s21_STEP.tgz)
+step=${1:?usage: scripts/h200_s21.sh probe|modes|series|sustained|ab|check}
 source scripts/device_call_env.sh
 logs=$out/s21_$step
 mkdir -p "$logs"
@@ -96,10 +109,62 @@ print(" ".join("%.1f" % statistics.median(rows[i:i + 10]) for i in range(0, len(
     awk -F, '$4 > 300 {print $2, $3, $7}' "$logs/clocks.csv" | sort | uniq -c | sort -rn | head -8
     nvidia-smi -q -d POWER,PERFORMANCE | grep -iE "limit|slowdown|cap|throttle" | head -20
     ;;
+  sustained)
+    where="block_h=16,mma_path=1,producers=2,schedule=0,merge=1,target_ctas=128"
+    where="$where,block_t=32|64,num_warps=4|8,num_stages=2|3|4,kv_unpack=0|1,ctas_per_sm=1|2"
+    timeout 400 build/tuner/tuner bench --batches 512,256 --trimmed --no-default --where "$where" \
+      --replays 40 --top 12 --samples "$logs/samples.csv" >"$logs/bench.log" 2>&1
+    echo "bench rc=$? at $(($(date +%s) - began)) s"
+    grep -E "fastest|^ +(512|256) block" "$logs/bench.log" | head -30 | cut -c1-250
+    python3 -c 'import csv, statistics, sys
+runs = {}
+for batch, config, index, us in csv.reader(open(sys.argv[1])):
+    runs.setdefault((batch, config), []).append(float(us))
+rows = sorted((b, statistics.median(v[:5]), statistics.median(v[10:]), c) for (b, c), v in runs.items())
+for b, burst, held, c in rows: print(b, "%.1f %.1f" % (burst, held), c)' "$logs/samples.csv" | sort -k1,1n -k3,3n | head -40
+    ;;
+  ab)
+    [ -x .devcarry/bin/tuner_old ] || { echo "no .devcarry/bin/tuner_old" >&2; exit 2; }
+    where="$common,block_t=64,num_stages=2,num_warps=4"
+    for round in 1 2; do
+      for build in old new; do
+        bin=build/tuner/tuner
+        [ "$build" = old ] && bin=.devcarry/bin/tuner_old
+        export XDG_CACHE_HOME=/tmp/ab_cache_$build
+        timeout 150 $bin bench --batches 1,8,32,64,128,256,512 --where "$where,merge=1|2|4" \
+          --no-default --best-per merge >"$logs/${build}_fp8_$round.log" 2>&1
+        timeout 100 $bin bench --kv bf16 --batches 1,32,64,128 --where "$where,merge=1|2|4" \
+          --no-default --best-per merge >"$logs/${build}_bf16_$round.log" 2>&1
+        echo "$build round $round rc=$? at $(($(date +%s) - began)) s"
+      done
+    done
+    for build in old new; do
+      bin=build/tuner/tuner
+      [ "$build" = old ] && bin=.devcarry/bin/tuner_old
+      XDG_CACHE_HOME=/tmp/ab_cache_$build timeout 60 $bin bench --batches 512 \
+        --where "$where,merge=1,target_ctas=128" --no-default --replays 40 \
+        --samples "$logs/held_$build.csv" >"$logs/held_$build.log" 2>&1
+    done
+    for f in "$logs"/old_fp8_1.log "$logs"/new_fp8_1.log "$logs"/old_fp8_2.log "$logs"/new_fp8_2.log \
+      "$logs"/old_bf16_1.log "$logs"/new_bf16_1.log "$logs"/old_bf16_2.log "$logs"/new_bf16_2.log; do
+      echo "== $(basename "$f") (batch merge median)"
+      grep -E "^ +[0-9]+ block_t.*best of" "$f" | awk '{m = "";
+        for (i = 2; i <= NF; i++) { if ($i ~ /^merge=/) m = $i; if ($i ~ /^schedule=/) k = i }
+        printf "%s %s %s; ", $1, m, $(k + 1)}'
+      echo
+    done
+    for build in old new; do
+      echo "== held 512, $build: median of replays 1-5, 11-40"
+      python3 -c 'import csv, statistics, sys
+v = [float(r[-1]) for r in csv.reader(open(sys.argv[1]))]
+print("%.1f %.1f" % (statistics.median(v[:5]), statistics.median(v[10:])))' "$logs/held_$build.csv"
+    done
+    grep -hE "WRONG|error" "$logs"/*.log | head -n 10 | cut -c1-300
+    ;;
   check)
     source scripts/matrix_check.sh
     matrix_check "$logs" /tmp/s21_cubins "${PARTS:-fp8_ds_mla:4 bf16:4}" "${REPEAT_S:-300}" "${BUDGET_S:-560}"
     ;;
-  *) echo "unknown step '$step': use probe, modes, series or check" >&2; exit 2 ;;
+  *) echo "unknown step '$step': use probe, modes, series, sustained, ab or check" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s21_$step.tgz" "s21_$step" && rm -rf "$logs"

@@ -135,12 +135,13 @@ __device__ __forceinline__ void with_slice(int slice, F&& f) {
 // at 64 (ptxas, sm_90: 133 / 147 / 182 registers for the batch-128 winner).
 constexpr int kSegmentUnroll = 2;
 
-// One score item: rows of m-tile m_tile x NG n-tiles from first_n, the segments of slice SLICE.
-template <int SLICE, int BLOCK_H, int KSPLIT, int NG, int KV_FORMAT, int MMA, int UNPACK>
-__device__ __forceinline__ void score_item(const smla::SmemLayout& layout,
-                                           const unsigned char* smem, const unsigned char* ring,
-                                           const int* tokens, float* scores, float scale_log2,
-                                           int m_tile, int first_n) {
+// One score item's dot products: rows of m-tile m_tile x NG n-tiles from first_n, the segments of
+// slice SLICE, in the MMA accumulator layout (lane g, c: rows g, g+8 x tokens 2c, 2c+1 of each
+// n-tile), unscaled.
+template <int SLICE, int KSPLIT, int NG, int KV_FORMAT, int MMA, int UNPACK>
+__device__ __forceinline__ void score_totals(const smla::SmemLayout& layout,
+                                             const unsigned char* smem, const unsigned char* ring,
+                                             int m_tile, int first_n, float (&total)[NG][4]) {
   constexpr bool kFp8 = KV_FORMAT == smla::kFp8DsMla;
   constexpr unsigned kKRope = kFp8 ? smla::kFp8RopeOffset : smla::kLatentDim * 2;
   constexpr bool kKBits = smla::unpack_k_bits(UNPACK) && kFp8 && MMA == smla::kMmaRegF16;
@@ -152,10 +153,11 @@ __device__ __forceinline__ void score_item(const smla::SmemLayout& layout,
   const unsigned char* b_row =
       ring + (first_n * 8 + lane % 8) * layout.ring_row_stride + (lane / 8) * 16;
   const int row = m_tile * 16 + lane / 4;
-  float total[NG][4] = {};
-  // The latent segments of this slice in a loop of kSegmentUnroll bodies (fully unrolled, the
-  // hoisted loads of all 8 segments took the batch-128 winner from 168 to 245 registers), the
-  // rope segment (the last) after it where it belongs to this slice.
+#pragma unroll
+  for (int g = 0; g < NG; ++g) total[g][0] = total[g][1] = total[g][2] = total[g][3] = 0.f;
+    // The latent segments of this slice in a loop of kSegmentUnroll bodies (fully unrolled, the
+    // hoisted loads of all 8 segments took the batch-128 winner from 168 to 245 registers), the
+    // rope segment (the last) after it where it belongs to this slice.
 #pragma unroll kSegmentUnroll
   for (int segment = SLICE; segment < smla::kScoreSegments - 1; segment += KSPLIT) {
     float acc[NG][4] = {};
@@ -191,18 +193,44 @@ __device__ __forceinline__ void score_item(const smla::SmemLayout& layout,
       for (int j = 0; j < 4; ++j) total[g][j] += acc[g][j];
     }
   }
+}
+
+// Dot products in log2 units (x scale_log2), -inf for the masked tokens (id -1).
+template <int NG>
+__device__ __forceinline__ void mask_and_scale(const int* tokens, int first_n, float scale_log2,
+                                               float (&total)[NG][4]) {
+  const int lane = threadIdx.x % 32;
 #pragma unroll
   for (int g = 0; g < NG; ++g) {
     const int col = (first_n + g) * 8 + (lane % 4) * 2;
     const bool valid0 = tokens[col] >= 0;
     const bool valid1 = tokens[col + 1] >= 0;
+    total[g][0] = valid0 ? total[g][0] * scale_log2 : ptx::neg_inf();
+    total[g][1] = valid1 ? total[g][1] * scale_log2 : ptx::neg_inf();
+    total[g][2] = valid0 ? total[g][2] * scale_log2 : ptx::neg_inf();
+    total[g][3] = valid1 ? total[g][3] * scale_log2 : ptx::neg_inf();
+  }
+}
+
+// One score item into its slice's slab of the score buffer.
+template <int SLICE, int BLOCK_H, int KSPLIT, int NG, int KV_FORMAT, int MMA, int UNPACK>
+__device__ __forceinline__ void score_item(const smla::SmemLayout& layout,
+                                           const unsigned char* smem, const unsigned char* ring,
+                                           const int* tokens, float* scores, float scale_log2,
+                                           int m_tile, int first_n) {
+  const int lane = threadIdx.x % 32;
+  float total[NG][4];
+  score_totals<SLICE, KSPLIT, NG, KV_FORMAT, MMA, UNPACK>(layout, smem, ring, m_tile, first_n,
+                                                          total);
+  mask_and_scale<NG>(tokens, first_n, scale_log2, total);
+  const int row = m_tile * 16 + lane / 4;
+#pragma unroll
+  for (int g = 0; g < NG; ++g) {
+    const int col = (first_n + g) * 8 + (lane % 4) * 2;
     float* slab = scores + (SLICE * BLOCK_H + row) * layout.scores_row_stride + col;
-    *reinterpret_cast<float2*>(slab) =
-        make_float2(valid0 ? total[g][0] * scale_log2 : ptx::neg_inf(),
-                    valid1 ? total[g][1] * scale_log2 : ptx::neg_inf());
+    *reinterpret_cast<float2*>(slab) = make_float2(total[g][0], total[g][1]);
     *reinterpret_cast<float2*>(slab + 8 * layout.scores_row_stride) =
-        make_float2(valid0 ? total[g][2] * scale_log2 : ptx::neg_inf(),
-                    valid1 ? total[g][3] * scale_log2 : ptx::neg_inf());
+        make_float2(total[g][2], total[g][3]);
   }
 }
 

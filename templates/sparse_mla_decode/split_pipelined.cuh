@@ -15,6 +15,7 @@
 #include "sparse_mla_decode/pipelined_work.cuh"
 #include "sparse_mla_decode/row_slice_merge.cuh"
 #include "sparse_mla_decode/split.cuh"
+#include "sparse_mla_decode/token_softmax.cuh"
 
 namespace smla_pipe {
 
@@ -254,11 +255,16 @@ __device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
   float* scores =
       reinterpret_cast<float*>(smem + layout.scores_offset) +
       (tile % layout.score_buffers) * layout.ksplit * BLOCK_H * layout.scores_row_stride;
-  compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, smem, ring, tokens,
-                                                                      scores, p.scale_log2);
-  ptx::named_barrier_sync(1, kConsumerThreads);
-  if (frees_q && threadIdx.x % 32 == 0) ptx::mbarrier_arrive(q_free_barrier(full, NUM_STAGES));
-  softmax_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, scores, ring, acc);
+  if constexpr (smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA)) {
+    token_softmax_tile<BLOCK_T, NUM_WARPS, KV_FORMAT, UNPACK>(
+        layout, smem, ring, tokens, p.scale_log2, q_free_barrier(full, NUM_STAGES), frees_q, acc);
+  } else {
+    compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, smem, ring, tokens,
+                                                                        scores, p.scale_log2);
+    ptx::named_barrier_sync(1, kConsumerThreads);
+    if (frees_q && threadIdx.x % 32 == 0) ptx::mbarrier_arrive(q_free_barrier(full, NUM_STAGES));
+    softmax_pv<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, scores, ring, acc);
+  }
   if (PRODUCERS > 0) {
     // Every lane's reads of the stage done before the producers may bulk-copy into it (the
     // generic -> async proxy order of a write after read; see ptx::fence_proxy_async_shared).
@@ -336,6 +342,9 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
       smla_pipe::consume_tile<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS,
                               UNPACK>(p, layout, smem, full, empty, tile, num_tiles, frees_q,
                                       next_ids, fetch_ids, acc);
+    }
+    if constexpr (smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA)) {
+      smla_pipe::gather_row_sums<NUM_WARPS>(layout, smem, acc);  // the warps' partial sums
     }
     const bool last_row = SCHEDULE == smla::kScheduleSplits || tile == num_tiles;
     const smla_pipe::RowWork work = smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, tile - 1);
