@@ -64,15 +64,18 @@ SMLA_HD constexpr int score_ksplit(int block_t, int block_h, int num_warps) {
   return split > kScoreSegments ? kScoreSegments : split;
 }
 
-// Token softmax on the pipelined f16 / bf16 path (token_softmax.cuh): where every consumer warp
-// scores all BLOCK_H (= 16) heads of its own tokens whole (one score item a warp, no segment
+// Token softmax on the pipelined f16 path of fp8 caches (token_softmax.cuh): where every consumer
+// warp scores all BLOCK_H (= 16) heads of its own tokens whole (one score item a warp, no segment
 // slices), it also runs their softmax: the warps publish their row maxima, each exponentiates its
 // own tokens once and stores P (one copy per V scale group), and each reads P back as the A
 // fragments of its dims' P.V. Otherwise every warp re-reads and exponentiates the whole tile.
-SMLA_HD constexpr bool token_softmax(int block_t, int block_h, int num_warps, int mma_path) {
+// bf16 caches keep that (measured: -1 % at batch 128, +2.4 % at batch 1; BENCHMARKS.md section 7).
+SMLA_HD constexpr bool token_softmax(int block_t, int block_h, int num_warps, int mma_path,
+                                     int kv_format) {
   const int n_tiles = block_t / kMmaN;
-  return mma_path == kMmaRegF16 && block_h == kMmaM && n_tiles % num_warps == 0 &&
-         n_tiles / num_warps <= 4 && score_ksplit(block_t, block_h, num_warps) == 1;
+  return kv_format == kFp8DsMla && mma_path == kMmaRegF16 && block_h == kMmaM &&
+         n_tiles % num_warps == 0 && n_tiles / num_warps <= 4 &&
+         score_ksplit(block_t, block_h, num_warps) == 1;
 }
 
 // bf16 rows read by ldmatrix get 16 extra bytes so that 8 consecutive rows start in different
@@ -136,7 +139,7 @@ SMLA_HD constexpr SmemLayout pipelined_layout(int block_t, int block_h, int num_
   layout.score_buffers = producers > 0 ? 2u : 1u;
   unsigned scores_bytes =
       layout.score_buffers * layout.ksplit * unsigned(block_h) * layout.scores_row_stride * 4u;
-  if (token_softmax(block_t, block_h, num_warps, mma_path)) {
+  if (token_softmax(block_t, block_h, num_warps, mma_path, kv_format)) {
     // In the score buffer's place: P [prob_copies][block_h][probs_row_stride] (16-bit, +16 B a row
     // so that ldmatrix's 8 rows start in different banks), then the warps' row maxima and, at a
     // row's end, their row sums ([2][block_h][num_warps] fp32). At least the score buffer's bytes:

@@ -255,7 +255,7 @@ __device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
   float* scores =
       reinterpret_cast<float*>(smem + layout.scores_offset) +
       (tile % layout.score_buffers) * layout.ksplit * BLOCK_H * layout.scores_row_stride;
-  if constexpr (smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA)) {
+  if constexpr (smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT)) {
     token_softmax_tile<BLOCK_T, NUM_WARPS, KV_FORMAT, UNPACK>(
         layout, smem, ring, tokens, p.scale_log2, q_free_barrier(full, NUM_STAGES), frees_q, acc);
   } else {
@@ -343,7 +343,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
                               UNPACK>(p, layout, smem, full, empty, tile, num_tiles, frees_q,
                                       next_ids, fetch_ids, acc);
     }
-    if constexpr (smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA)) {
+    if constexpr (smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT)) {
       smla_pipe::gather_row_sums<NUM_WARPS>(layout, smem, acc);  // the warps' partial sums
     }
     const bool last_row = SCHEDULE == smla::kScheduleSplits || tile == num_tiles;

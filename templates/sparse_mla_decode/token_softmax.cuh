@@ -1,7 +1,7 @@
 #pragma once
-// Token softmax (smla::token_softmax): the pipelined f16 / bf16 tile when each consumer warp scores
-// all 16 heads of its own NG n-tiles of tokens (warp w: tokens [8 NG w, 8 NG (w + 1))). Instead of
-// publishing the scores and having every warp re-read and exponentiate the whole tile
+// Token softmax (smla::token_softmax): the pipelined f16 tile of fp8 caches when each consumer
+// warp scores all 16 heads of its own NG n-tiles of tokens (warp w: tokens [8 NG w, 8 NG (w + 1))).
+// Instead of publishing the scores and having every warp re-read and exponentiate the whole tile
 // (pipelined_pv.cuh's softmax_pv), a warp:
 //  1. publishes its row maxima ([row][warp] in the stats slab), then the consumers' barrier;
 //  2. takes the tile's row maxima from every warp's, rescales as the online softmax does (the same
@@ -157,7 +157,7 @@ __device__ __forceinline__ void token_softmax_tile(const smla::SmemLayout& layou
                                                    unsigned long long* q_free, bool frees_q,
                                                    Accumulator<smla::kMmaM, NUM_WARPS>& acc) {
   constexpr int kNG = BLOCK_T / smla::kMmaN / NUM_WARPS;
-  static_assert(smla::token_softmax(BLOCK_T, smla::kMmaM, NUM_WARPS, smla::kMmaRegF16) &&
+  static_assert(smla::token_softmax(BLOCK_T, smla::kMmaM, NUM_WARPS, smla::kMmaRegF16, KV_FORMAT) &&
                     score_n_group(1, BLOCK_T / smla::kMmaN, 1, NUM_WARPS) == kNG,
                 "one score item a warp: all 16 heads of its own kNG n-tiles");
   constexpr int kThreads = NUM_WARPS * 32;
