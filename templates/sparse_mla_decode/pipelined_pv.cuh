@@ -153,10 +153,20 @@ __device__ __forceinline__ float quad_max(float value) {
   return fmaxf(value, __shfl_xor_sync(0xffffffffu, value, 2));
 }
 
+// The online softmax's step for one row half: the running maximum moves to the tile's if that is
+// larger; returns the base the tile exponentiates against (0 while nothing is valid yet, so that
+// 2^-inf = 0 gives P = 0 and alpha = 0 without a select per element) and sets alpha, the
+// accumulator's rescale.
+__device__ __forceinline__ float online_max_step(float& row_max, float tile_max, float& alpha) {
+  const float new_max = fmaxf(row_max, tile_max);
+  const float base = new_max == ptx::neg_inf() ? 0.f : new_max;
+  alpha = ptx::exp2_approx(row_max - base);
+  row_max = new_max;
+  return base;
+}
+
 // Online softmax of one m-tile: s becomes P (in [0, 1]); returns the factor for each row half by
-// which the accumulator must be rescaled. A row with nothing valid yet keeps max -inf and
-// exponentiates against 0 instead: 2^-inf = 0 gives P = 0 and alpha = 0 (on a zero accumulator)
-// without a select per element.
+// which the accumulator must be rescaled (online_max_step).
 template <int KB>
 __device__ __forceinline__ void softmax_rows(float (&s)[KB][2][4], float (&row_max)[2],
                                              float (&row_sum)[2], float (&alpha)[2]) {
@@ -168,9 +178,7 @@ __device__ __forceinline__ void softmax_rows(float (&s)[KB][2][4], float (&row_m
 #pragma unroll
       for (int j = 0; j < 4; ++j) tile_max = fmaxf(tile_max, s[kb][half][j]);
     }
-    const float new_max = fmaxf(row_max[half], quad_max(tile_max));
-    const float base = new_max == ptx::neg_inf() ? 0.f : new_max;
-    alpha[half] = ptx::exp2_approx(row_max[half] - base);
+    const float base = online_max_step(row_max[half], quad_max(tile_max), alpha[half]);
     float sum = 0.f;
 #pragma unroll
     for (int kb = 0; kb < KB; ++kb) {
@@ -182,7 +190,6 @@ __device__ __forceinline__ void softmax_rows(float (&s)[KB][2][4], float (&row_m
       }
     }
     row_sum[half] = row_sum[half] * alpha[half] + sum;
-    row_max[half] = new_max;
   }
 }
 

@@ -67,10 +67,8 @@ __device__ __forceinline__ void softmax_own_tokens(float (&s)[NG][4], const floa
   const int lane = threadIdx.x % 32;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const float new_max =
-        fmaxf(row_max[half], tile_row_max<NUM_WARPS>(max_slab, lane / 4 + half * 8));
-    const float base = new_max == ptx::neg_inf() ? 0.f : new_max;
-    alpha[half] = ptx::exp2_approx(row_max[half] - base);
+    const float base = online_max_step(
+        row_max[half], tile_row_max<NUM_WARPS>(max_slab, lane / 4 + half * 8), alpha[half]);
     float sum = 0.f;
 #pragma unroll
     for (int g = 0; g < NG; ++g) {
@@ -81,7 +79,6 @@ __device__ __forceinline__ void softmax_own_tokens(float (&s)[NG][4], const floa
       }
     }
     row_sum[half] = row_sum[half] * alpha[half] + sum;
-    row_max[half] = new_max;
   }
 }
 
