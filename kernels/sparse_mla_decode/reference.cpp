@@ -38,7 +38,7 @@ double kv_value(const unsigned char* row, KvFormat format, int dim) {
     float scale;
     const std::ptrdiff_t group = dim / smla::kGroupDim;
     std::memcpy(&scale, row + smla::kFp8ScaleOffset + group * 4, 4);
-    return e4m3_to_double(row[dim]) * scale;
+    return e4m3_to_double(row[dim]) * static_cast<double>(scale);
   }
   std::uint16_t bits;
   const std::ptrdiff_t rope_dim = dim - smla::kLatentDim;
