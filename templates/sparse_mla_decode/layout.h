@@ -93,10 +93,11 @@ struct SmemLayout {
   unsigned dequant_bytes;
   unsigned scores_offset;  // [ksplit][block_h][block_t] fp32 partial scores
   unsigned ksplit;
-  unsigned probs_offset;  // [prob_copies][block_h][probs_row_stride] bf16 P (x group scale)
+  unsigned probs_offset;  // [prob_copies][block_h][probs_row_stride] 16-bit P (x group scale)
   unsigned probs_row_stride;
   unsigned prob_copies;   // fp8: one per scale group; bf16: one
-  unsigned stats_offset;  // [3][block_h] fp32: running max (log2 units), running sum, rescale
+  unsigned stats_offset;  // [3][block_h] fp32: running max (log2 units), running sum, rescale;
+                          // token softmax: [2][block_h][num_warps] row maxima, row sums
   // Pipelined paths (mma_path 1, 2) only:
   unsigned q_scale_offset;     // kMmaFp8: [block_h][4] fp32 q scale per (head, group)
   unsigned scores_row_stride;  // floats per score row (block_t + 8: conflict-free fragment I/O)
