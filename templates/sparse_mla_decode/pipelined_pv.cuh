@@ -23,6 +23,20 @@ struct Accumulator {
   float row_sum[kMTiles][2];  // this lane's partial sum; the quad adds them at the end
 };
 
+// A row's accumulator, empty: no scores seen (row_max -inf), nothing summed.
+template <int BLOCK_H, int NUM_WARPS>
+__device__ __forceinline__ void clear(Accumulator<BLOCK_H, NUM_WARPS>& acc) {
+#pragma unroll
+  for (int m = 0; m < BLOCK_H / 16; ++m) {
+    acc.row_max[m][0] = acc.row_max[m][1] = ptx::neg_inf();
+    acc.row_sum[m][0] = acc.row_sum[m][1] = 0.f;
+#pragma unroll
+    for (int n = 0; n < smla::kLatentDim / NUM_WARPS / 8; ++n) {
+      acc.value[m][n][0] = acc.value[m][n][1] = acc.value[m][n][2] = acc.value[m][n][3] = 0.f;
+    }
+  }
+}
+
 // fp8 V fragments for two n-tiles from an ldmatrix.trans pair (tokens t..t+7 and t+8..t+15 of one
 // 16-byte dim chunk): lane (g, c) gets bytes [tok 2c: dim 2g, 2g+1][tok 2c+1: dim 2g, 2g+1] from
 // each; the byte permutes give the 4 tokens of dim 2g ("even") and of dim 2g+1 ("odd").

@@ -175,20 +175,6 @@ __device__ __forceinline__ bool ran_producer(const smla::SplitParams& p,
   return false;
 }
 
-// A row's accumulator, empty: no scores seen (row_max -inf), nothing summed.
-template <int BLOCK_H, int NUM_WARPS>
-__device__ __forceinline__ void clear(Accumulator<BLOCK_H, NUM_WARPS>& acc) {
-#pragma unroll
-  for (int m = 0; m < BLOCK_H / 16; ++m) {
-    acc.row_max[m][0] = acc.row_max[m][1] = ptx::neg_inf();
-    acc.row_sum[m][0] = acc.row_sum[m][1] = 0.f;
-#pragma unroll
-    for (int n = 0; n < smla::kLatentDim / NUM_WARPS / 8; ++n) {
-      acc.value[m][n][0] = acc.value[m][n][1] = acc.value[m][n][2] = acc.value[m][n][3] = 0.f;
-    }
-  }
-}
-
 // The ring before the token loop: with producer warps, its full / empty mbarriers (thread 0);
 // without, the consumers' cp.async copies of the first NUM_STAGES - 1 tiles and the ids of the
 // next. fetch_ids(tile) loads a tile's ids into `next_ids`.
@@ -227,8 +213,9 @@ __device__ __forceinline__ void start_ring(const smla::SplitParams& p,
 // mbarrier, or the consumers' own cp.async group and a block barrier, after which they refill the
 // stage freed last), scores, one consumer barrier, softmax + P.V, and the stage handed back.
 // `frees_q`: the row's last tile before another row's, whose q the producers hand over.
+// TOKEN_SOFTMAX: the tile the token softmax way (token_softmax.cuh; the kernel decides).
 template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
-          int PRODUCERS, int UNPACK, typename Ids, typename FetchIds>
+          int PRODUCERS, int UNPACK, bool TOKEN_SOFTMAX, typename Ids, typename FetchIds>
 __device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
                                              const smla::SmemLayout& layout, unsigned char* smem,
                                              unsigned long long* full, unsigned long long* empty,
@@ -255,7 +242,7 @@ __device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
   float* scores =
       reinterpret_cast<float*>(smem + layout.scores_offset) +
       (tile % layout.score_buffers) * layout.ksplit * BLOCK_H * layout.scores_row_stride;
-  if constexpr (smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT)) {
+  if constexpr (TOKEN_SOFTMAX) {
     token_softmax_tile<BLOCK_T, NUM_WARPS, KV_FORMAT, UNPACK>(
         layout, smem, ring, tokens, p.scale_log2, q_free_barrier(full, NUM_STAGES), frees_q, acc);
   } else {
@@ -330,6 +317,10 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   }
 
   constexpr bool kHandoff = smla_pipe::hands_q_over<BLOCK_H, MMA, PRODUCERS, SCHEDULE>();
+  // The balanced schedule keeps the whole-tile softmax: around its row loop the token softmax
+  // took the BLOCK_T 64 kernel from 156 to 169 registers on sm_90, past two CTAs an SM.
+  constexpr bool kTokenSoftmax = SCHEDULE == smla::kScheduleSplits &&
+                                 smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT);
   const float value_scale = smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f;
   int handoffs = 0;  // rows whose q the producers handed over
   int tile = 0;      // the ring's running tile: stages and phases run on across rows
@@ -340,10 +331,10 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     for (; tile < row_end; ++tile) {
       const bool frees_q = kHandoff && tile + 1 == row_end && row_end < num_tiles;
       smla_pipe::consume_tile<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS,
-                              UNPACK>(p, layout, smem, full, empty, tile, num_tiles, frees_q,
-                                      next_ids, fetch_ids, acc);
+                              UNPACK, kTokenSoftmax>(p, layout, smem, full, empty, tile, num_tiles,
+                                                     frees_q, next_ids, fetch_ids, acc);
     }
-    if constexpr (smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT)) {
+    if constexpr (kTokenSoftmax) {
       smla_pipe::gather_row_sums<NUM_WARPS>(layout, smem, acc);  // the warps' partial sums
     }
     const bool last_row = SCHEDULE == smla::kScheduleSplits || tile == num_tiles;
