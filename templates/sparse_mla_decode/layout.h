@@ -147,7 +147,7 @@ SMLA_HD constexpr SmemLayout pipelined_layout(int block_t, int block_h, int num_
     // the merges after the token loop reuse them (merge 3's flag, merge 5's weights).
     layout.probs_offset = offset;
     layout.probs_row_stride = unsigned(block_t) * 2u + 16u;
-    layout.prob_copies = fp8 ? unsigned(kNumGroups) : 1u;
+    layout.prob_copies = unsigned(kNumGroups);  // fp8 caches only: one per V scale group
     layout.stats_offset = offset + layout.prob_copies * unsigned(block_h) * layout.probs_row_stride;
     const unsigned token_bytes =
         layout.stats_offset - offset + 2u * unsigned(block_h * num_warps) * 4u;

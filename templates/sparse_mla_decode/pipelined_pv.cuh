@@ -213,6 +213,19 @@ __device__ __forceinline__ bool any_rescale(const float (&alpha)[2]) {
   return __any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f);
 }
 
+// The accumulator x alpha, skipped when no lane's row maximum moved (any_rescale).
+template <int N_TILES>
+__device__ __forceinline__ void rescale_if_moved(const float (&alpha)[2],
+                                                 float (&value)[N_TILES][4]) {
+  if (any_rescale(alpha)) {
+#pragma unroll
+    for (int n = 0; n < N_TILES; ++n) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) value[n][j] *= alpha[j / 2];
+    }
+  }
+}
+
 // The V scale of each of this lane's tokens for the warp's scale group (1 for bf16 caches).
 template <int BLOCK_T, int KV_FORMAT>
 __device__ __forceinline__ void load_v_scales(const smla::SmemLayout& layout,

@@ -71,13 +71,7 @@ __device__ __forceinline__ void pv_tile_16bit(const smla::SmemLayout& layout,
                                               const unsigned char* ring, int first_dim,
                                               const float (&s)[BLOCK_T / 16][2][4],
                                               const float (&alpha)[2], float (&value)[N_TILES][4]) {
-  if (any_rescale(alpha)) {
-#pragma unroll
-    for (int n = 0; n < N_TILES; ++n) {
-#pragma unroll
-      for (int j = 0; j < 4; ++j) value[n][j] *= alpha[j / 2];
-    }
-  }
+  rescale_if_moved(alpha, value);
 #pragma unroll
   for (int kb = 0; kb < BLOCK_T / 16; ++kb) {
     const bool f16 = KV_FORMAT == smla::kFp8DsMla;

@@ -8,7 +8,7 @@
 //     maxima in every warp, so the same alpha and running max), exponentiates its own tokens only
 //     and adds them to its own partial row sums;
 //  3. stores its P as 16-bit values, one copy per V scale group (x that group's scale of each
-//     token) on fp8 caches, one on bf16; then the consumers' barrier again;
+//     token); then the consumers' barrier again;
 //  4. reads its dims' copy back as A fragments (ldmatrix) for P.V.
 // A warp exponentiates 16 x 8 NG scores instead of 16 x BLOCK_T, and the scores never go through
 // shared memory. At a row's end the warps' partial row sums are added through the stats slab
@@ -83,34 +83,24 @@ __device__ __forceinline__ void softmax_own_tokens(float (&s)[NG][4], const floa
 }
 
 // Step 3: this warp's P into the probs slab, rows g and g+8, its tokens' columns; per copy (V scale
-// group) x the group's scale of each token on fp8 caches (f16, the f16 MMA's type), bf16 as is.
-template <int KV_FORMAT, int NG>
+// group) x the group's scale of each token, as f16 (the f16 MMA's type).
+template <int NG>
 __device__ __forceinline__ void store_probs(const smla::SmemLayout& layout, unsigned char* smem,
                                             const unsigned char* ring, const float (&p)[NG][4]) {
-  constexpr bool kFp8 = KV_FORMAT == smla::kFp8DsMla;
-  constexpr int kCopies = kFp8 ? smla::kNumGroups : 1;
   const int lane = threadIdx.x % 32;
   const int first_n = own_first_n<NG>();
 #pragma unroll
-  for (int copy = 0; copy < kCopies; ++copy) {
+  for (int copy = 0; copy < smla::kNumGroups; ++copy) {
     unsigned char* rows =
         smem + layout.probs_offset + (copy * smla::kMmaM + lane / 4) * layout.probs_row_stride;
 #pragma unroll
     for (int g = 0; g < NG; ++g) {
       const int col = (first_n + g) * 8 + (lane % 4) * 2;
-      unsigned lo;
-      unsigned hi;
-      if (kFp8) {
-        const float v0 = group_scale(ring + col * layout.ring_row_stride, copy);
-        const float v1 = group_scale(ring + (col + 1) * layout.ring_row_stride, copy);
-        lo = ptx::pack_f16x2(p[g][0] * v0, p[g][1] * v1);
-        hi = ptx::pack_f16x2(p[g][2] * v0, p[g][3] * v1);
-      } else {
-        lo = ptx::pack_bf16x2(p[g][0], p[g][1]);
-        hi = ptx::pack_bf16x2(p[g][2], p[g][3]);
-      }
-      *reinterpret_cast<unsigned*>(rows + col * 2) = lo;
-      *reinterpret_cast<unsigned*>(rows + 8 * layout.probs_row_stride + col * 2) = hi;
+      const float v0 = group_scale(ring + col * layout.ring_row_stride, copy);
+      const float v1 = group_scale(ring + (col + 1) * layout.ring_row_stride, copy);
+      *reinterpret_cast<unsigned*>(rows + col * 2) = ptx::pack_f16x2(p[g][0] * v0, p[g][1] * v1);
+      *reinterpret_cast<unsigned*>(rows + 8 * layout.probs_row_stride + col * 2) =
+          ptx::pack_f16x2(p[g][2] * v0, p[g][3] * v1);
     }
   }
 }
@@ -124,14 +114,8 @@ __device__ __forceinline__ void pv_from_probs(const smla::SmemLayout& layout,
                                               const float (&alpha)[2], float (&value)[N_TILES][4]) {
   const int lane = threadIdx.x % 32;
   const int first_dim = (threadIdx.x / 32) * (smla::kLatentDim / NUM_WARPS);
-  if (any_rescale(alpha)) {
-#pragma unroll
-    for (int n = 0; n < N_TILES; ++n) {
-#pragma unroll
-      for (int j = 0; j < 4; ++j) value[n][j] *= alpha[j / 2];
-    }
-  }
-  const int copy = KV_FORMAT == smla::kFp8DsMla ? first_dim / smla::kGroupDim : 0;
+  rescale_if_moved(alpha, value);
+  const int copy = first_dim / smla::kGroupDim;
   const unsigned char* a_rows = smem + layout.probs_offset +
                                 (copy * smla::kMmaM + lane % 16) * layout.probs_row_stride +
                                 (lane / 16) * 16;
@@ -168,7 +152,7 @@ __device__ __forceinline__ void token_softmax_tile(const smla::SmemLayout& layou
   if (frees_q && threadIdx.x % 32 == 0) ptx::mbarrier_arrive(q_free);
   float alpha[2];
   softmax_own_tokens<NUM_WARPS, kNG>(s, max_slab, acc.row_max[0], acc.row_sum[0], alpha);
-  store_probs<KV_FORMAT, kNG>(layout, smem, ring, s);
+  store_probs<kNG>(layout, smem, ring, s);
   ptx::named_barrier_sync(1, kThreads);
   pv_from_probs<BLOCK_T, NUM_WARPS, KV_FORMAT, UNPACK>(layout, smem, ring, alpha, acc.value[0]);
 }
