@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iomanip>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -130,21 +132,27 @@ std::vector<Config> candidates_for(const Problem& problem, const Arch& arch, boo
   return configs;
 }
 
+// --samples: the file, opened for appending (created if missing); refuses a path it cannot write.
+std::ofstream open_samples(const std::string& path) {
+  std::ofstream file(path, std::ios::app);
+  if (!file) {
+    throw InputError("--samples " + path + ": cannot open it for appending; pass a writable path");
+  }
+  return file;
+}
+
 // --samples: one CSV row per timed replay (batch, config, replay index, µs a launch), appended in
 // replay order, so that a drift or two modes over a run can be seen (the summary's quantiles hide
 // when the slow replays came).
 void append_samples(const std::string& path, int batch, const Config& config,
                     const std::vector<double>& samples_us) {
-  if (path.empty()) return;  // opened even with no samples: the path is checked up front
-  std::FILE* file = std::fopen(path.c_str(), "a");
-  if (file == nullptr) {
-    throw InputError("--samples " + path + ": cannot open it for appending; pass a writable path");
-  }
+  if (path.empty()) return;
+  std::ofstream file = open_samples(path);
   const std::string name = describe(config);
   for (std::size_t i = 0; i < samples_us.size(); ++i) {
-    std::fprintf(file, "%d,\"%s\",%zu,%.3f\n", batch, name.c_str(), i, samples_us[i]);
+    file << batch << ",\"" << name << "\"," << i << ',' << std::fixed << std::setprecision(3)
+         << samples_us[i] << '\n';
   }
-  std::fclose(file);
 }
 
 struct Measured {
@@ -255,7 +263,7 @@ int run_bench(const Args& args) {
                      ": not a replay count; pass 0 (until the spread settles) or more");
   }
   if (bench.replays > 0) bench.measure.min_samples = bench.measure.max_samples = bench.replays;
-  append_samples(bench.samples, 0, Config{}, {});  // refuses an unwritable path before any timing
+  if (!bench.samples.empty()) open_samples(bench.samples);  // refused before any timing
   const L2Mode l2_mode = parse_l2_mode(bench.l2);
   const bool flush = l2_mode == L2Mode::flush;
   std::string why_not;
