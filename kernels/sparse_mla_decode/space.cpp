@@ -19,7 +19,7 @@ const std::vector<Parameter>& parameter_space() {
       {"ctas_per_sm", {1, 2, 3}, false},
       {"target_ctas", {128, 256, 512, 1024}, true},
       {"merge", {0, 1, 2, 3, 4, 5}, true},
-      {"schedule", {0, 1}, false},
+      {"schedule", {0, 1, 2}, false},
   };
   return space;
 }
@@ -98,6 +98,17 @@ std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
   }
   if (config.schedule == smla::kScheduleBalanced && config.producers == 0) {
     return "the balanced schedule (schedule 1) runs on producer-warp kernels (producers 1 or 2)";
+  }
+  if (config.schedule == smla::kScheduleTwoGroups) {
+    if (config.producers == 0) {
+      return "two consumer groups (schedule 2) share a ring that producer warps fill (producers 1 "
+             "or 2)";
+    }
+    if (!smla::token_softmax(config.block_t, config.block_h, config.num_warps, config.mma_path,
+                             static_cast<int>(kv_format))) {
+      return "two consumer groups (schedule 2) each run the token softmax: fp8_ds_mla, mma_path 1, "
+             "BLOCK_H 16, BLOCK_T / 8 a multiple of NUM_WARPS, at most 4 n-tiles a warp";
+    }
   }
   if (config.schedule == smla::kScheduleBalanced && config.merge == smla::kMergeCluster) {
     return "the cluster merge (merge 2) merges one row's splits in a cluster: schedule 0";
@@ -232,8 +243,16 @@ std::string measured_trim(const KernelConfig& config) {
     return "measured to lose: mma_path 0 is swept at 8 warps x 1-2 stages (all its winners) "
            "and at its default";
   }
+  if (config.schedule == smla::kScheduleTwoGroups &&
+      (config.num_warps != 4 || config.producers != 2 ||
+       (config.num_stages != 2 && config.num_stages != 4))) {
+    // Not measured to lose: each structure is one more compiled kernel in every cold sweep; the
+    // groups share the ring, so 2 and 4 stages give each about one or two tiles in flight.
+    return "left out for compile time: two consumer groups (schedule 2) are swept on 4 + 2 warp "
+           "kernels with 2 or 4 ring stages";
+  }
   const int ring_tokens = config.block_t * config.num_stages;
-  if (ring_tokens < 64 || ring_tokens > 128) {
+  if (config.schedule != smla::kScheduleTwoGroups && (ring_tokens < 64 || ring_tokens > 128)) {
     return "measured to lose: pipelined rings hold 64-128 tokens (BLOCK_T x NUM_STAGES = " +
            std::to_string(ring_tokens) + ")";
   }

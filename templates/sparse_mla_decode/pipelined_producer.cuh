@@ -25,7 +25,8 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
   constexpr int kThreads = (PRODUCERS > 0 ? PRODUCERS : 1) * 32;
   constexpr int kRowsPerThread = (BLOCK_T + kThreads - 1) / kThreads;
   constexpr unsigned kRowBytes = smla::kv_row_bytes(KV_FORMAT);
-  const int thread = static_cast<int>(threadIdx.x) - NUM_WARPS * 32;
+  const int thread =
+      static_cast<int>(threadIdx.x) - smla::consumer_groups(SCHEDULE) * NUM_WARPS * 32;
   auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);
   unsigned long long* empty = full + NUM_STAGES;
   int next[kRowsPerThread];
