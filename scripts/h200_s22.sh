@@ -13,8 +13,12 @@
 #           (one CTA an SM over 256+ rows is two waves).
 #   check   correctness of schedule 2 alone (TUNER_GPU_MATRIX_SCHEDULES=2): the repeat test and
 #           the matrix parts in PARTS (default: fp8 at 16, 32, 64 heads).
-# Usage: scripts/h200_s22.sh probe|check   (carry .devcarry; logs in $OUT/s22_STEP.tgz)
-step=${1:?usage: scripts/h200_s22.sh probe|check}
+#   ncu     Nsight Compute (speed of light, scheduler, warp states) on one split launch at batch
+#           128: schedule 0's winner (2 CTAs an SM, merge 2) against schedule 2 (one CTA, 4 stages,
+#           one split a row).
+# BATCHES (probe) overrides the batches.
+# Usage: scripts/h200_s22.sh probe|ncu|check   (carry .devcarry; logs in $OUT/s22_STEP.tgz)
+step=${1:?usage: scripts/h200_s22.sh probe|ncu|check}
 source scripts/device_call_env.sh
 logs=$out/s22_$step
 mkdir -p "$logs"
@@ -25,10 +29,10 @@ case $step in
     s0="$common,schedule=0,block_t=64,num_stages=2,merge=1|2|4"
     s2="$common,schedule=2,block_t=32|64,num_stages=2|4,merge=1|2|4"
     for round in 1 2; do
-      timeout 120 build/tuner/tuner bench --batches 1,8,32,64,128,256,512 --no-default \
+      timeout 120 build/tuner/tuner bench --batches "${BATCHES:-1,8,32,64,128,256,512}" --no-default \
         --where "$s0" --best-per merge >"$logs/s0_$round.log" 2>&1
       echo "s0 round $round rc=$? at $(($(date +%s) - began)) s"
-      timeout 200 build/tuner/tuner bench --batches 1,8,32,64,128,256,512 --no-default \
+      timeout 200 build/tuner/tuner bench --batches "${BATCHES:-1,8,32,64,128,256,512}" --no-default \
         --where "$s2" --best-per block_t,num_stages,merge >"$logs/s2_$round.log" 2>&1
       echo "s2 round $round rc=$? at $(($(date +%s) - began)) s"
     done
@@ -41,12 +45,29 @@ case $step in
     done
     grep -hE "WRONG|wrong|error" "$logs"/*.log | head -n 10 | cut -c1-300
     ;;
+  ncu)
+    export XDG_CACHE_HOME=/tmp/s22_cache
+    wanted="Duration|DRAM Throughput|Executed Ipc A|Registers Per|Achieved Occupancy|Stall|"
+    wanted="${wanted}Warp Cycles Per Issued|Issue Slots Busy|Block Limit"
+    # NAME WHERE: one split kernel launch at batch 128, Nsight Compute's speed, scheduler and warp
+    # state sections.
+    profile() {
+      timeout 120 ncu --clock-control none --target-processes all -k regex:split_pipelined -c 1 \
+        --section SpeedOfLight --section SchedulerStats --section WarpStateStats \
+        --section Occupancy --section LaunchStats build/tuner/tuner bench --batches 128 \
+        --where "$2" --no-default >"$logs/$1.txt" 2>&1
+      echo "== $1 rc=$?"
+      grep -E "$wanted" "$logs/$1.txt" | sed -E 's/ +/ /g' | cut -c1-110 | head -24
+    }
+    profile s0 "$common,schedule=0,block_t=64,num_stages=2,merge=2,target_ctas=256"
+    profile s2 "$common,schedule=2,block_t=64,num_stages=4,merge=1,target_ctas=128"
+    ;;
   check)
     source scripts/matrix_check.sh
     export TUNER_GPU_MATRIX_SCHEDULES=2
     matrix_check "$logs" /tmp/s22_cubins "${PARTS:-fp8_ds_mla:4 fp8_ds_mla:2 fp8_ds_mla:1}" \
       "${REPEAT_S:-200}" "${BUDGET_S:-540}"
     ;;
-  *) echo "unknown step '$step': use probe or check" >&2; exit 2 ;;
+  *) echo "unknown step '$step': use probe, ncu or check" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s22_$step.tgz" "s22_$step" && rm -rf "$logs"

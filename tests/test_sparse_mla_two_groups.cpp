@@ -40,7 +40,6 @@ TEST_CASE("two consumer groups run the token softmax kernels with producer warps
   const Shape fp8;
   KernelConfig config = two_groups(64, 2);
   CHECK(shape_mismatch(config, fp8).empty());
-  CHECK(measured_trim(config).empty());
   CHECK(arch_mismatch(config, 90).empty());
   CHECK(arch_mismatch(config, 120).empty());
   CHECK(shape_mismatch(two_groups(32, 4), fp8).empty());
@@ -59,19 +58,20 @@ TEST_CASE("two consumer groups run the token softmax kernels with producer warps
   CHECK(shape_mismatch(config, fp8).find("token softmax") != std::string::npos);
 }
 
-TEST_CASE("the sweep takes two consumer groups on 4 + 2 warps at 2 or 4 stages") {
-  const std::string left_out = "left out for compile time: two consumer groups (schedule 2)";
-  CHECK(starts_with(measured_trim(two_groups(64, 3)), left_out));
-  CHECK(starts_with(measured_trim(two_groups(32, 8)), left_out));
-  KernelConfig config = two_groups(64, 2);
-  config.num_warps = 8;
-  CHECK(starts_with(measured_trim(config), left_out));
-  config = two_groups(64, 2);
-  config.producers = 1;
-  CHECK(starts_with(measured_trim(config), left_out));
-  // Schedule 0's ring rule (64-128 tokens a CTA) does not apply: the two groups share the ring.
-  CHECK(measured_trim(two_groups(64, 4)).empty());
-  CHECK(measured_trim(two_groups(32, 2)).empty());
+TEST_CASE("the sweep leaves two consumer groups out, measured to lose") {
+  const std::string lost = "measured to lose: two consumer groups a CTA (schedule 2)";
+  for (const auto& [block_t, stages] : {std::pair{64, 2}, {64, 4}, {32, 2}, {32, 4}}) {
+    CAPTURE(block_t);
+    CAPTURE(stages);
+    KernelConfig config = two_groups(block_t, stages);
+    for (int merge : {smla::kMergeCombinePdl, smla::kMergeCluster, smla::kMergeCombineBf16}) {
+      config.merge = merge;
+      CHECK(starts_with(measured_trim(config), lost));
+      config.schedule = smla::kScheduleSplits;  // the same structure, one group: swept
+      CHECK(measured_trim(config).empty() == (block_t * stages <= 128));
+      config.schedule = smla::kScheduleTwoGroups;
+    }
+  }
 }
 
 TEST_CASE("the budget charges 2 x 4 + 2 warps, a shared ring and one slab per group") {

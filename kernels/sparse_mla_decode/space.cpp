@@ -243,16 +243,17 @@ std::string measured_trim(const KernelConfig& config) {
     return "measured to lose: mma_path 0 is swept at 8 warps x 1-2 stages (all its winners) "
            "and at its default";
   }
-  if (config.schedule == smla::kScheduleTwoGroups &&
-      (config.num_warps != 4 || config.producers != 2 ||
-       (config.num_stages != 2 && config.num_stages != 4))) {
-    // Not measured to lose: each structure is one more compiled kernel in every cold sweep; the
-    // groups share the ring, so 2 and 4 stages give each about one or two tiles in flight.
-    return "left out for compile time: two consumer groups (schedule 2) are swept on 4 + 2 warp "
-           "kernels with 2 or 4 ring stages";
+  if (config.schedule == smla::kScheduleTwoGroups) {
+    // H200, 2026-12-04 (BENCHMARKS.md section 7, twenty-second session): the fastest of BLOCK_T
+    // 32 / 64 x 2 / 4 stages x merges 1 / 2 / 4 on 4 + 2 warps against schedule 0's winners'
+    // structure in the same run: 1.04x / 1.04x / 1.08x / 1.07x / 1.15x / 1.29x / 1.19x slower at
+    // batch 1 / 8 / 32 / 64 / 128 / 256 / 512. One CTA of two groups issued fewer instructions a
+    // cycle than two CTAs at the same cycles per instruction (Nsight Compute, batch 128).
+    return "measured to lose: two consumer groups a CTA (schedule 2) trailed two CTAs an SM "
+           "(schedule 0) by 4-8 % at batch 1-64 and 15-29 % at 128-512";
   }
   const int ring_tokens = config.block_t * config.num_stages;
-  if (config.schedule != smla::kScheduleTwoGroups && (ring_tokens < 64 || ring_tokens > 128)) {
+  if (ring_tokens < 64 || ring_tokens > 128) {
     return "measured to lose: pipelined rings hold 64-128 tokens (BLOCK_T x NUM_STAGES = " +
            std::to_string(ring_tokens) + ")";
   }

@@ -131,8 +131,8 @@ __device__ __forceinline__ bool ran_producer(const smla::SplitParams& p,
 // The ring before the token loop: with producer warps, its full / empty mbarriers (thread 0);
 // without, the consumers' cp.async copies of the first NUM_STAGES - 1 tiles and the ids of the
 // next. fetch_ids(tile) loads a tile's ids into `next_ids`.
-template <int BLOCK_T, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int PRODUCERS, typename Ids,
-          typename FetchIds>
+template <int BLOCK_T, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int PRODUCERS, int SCHEDULE,
+          typename Ids, typename FetchIds>
 __device__ __forceinline__ void start_ring(const smla::SplitParams& p,
                                            const smla::SmemLayout& layout, unsigned char* smem,
                                            unsigned long long* full, unsigned long long* empty,
@@ -141,7 +141,7 @@ __device__ __forceinline__ void start_ring(const smla::SplitParams& p,
   if (PRODUCERS > 0) {
     if (threadIdx.x == 0) {
       for (int s = 0; s < NUM_STAGES; ++s) {
-        ptx::mbarrier_init(&full[s], PRODUCERS * 32);
+        ptx::mbarrier_init(&full[s], producers_per_tile<PRODUCERS, SCHEDULE>());
         ptx::mbarrier_init(&empty[s], NUM_WARPS);
       }
       unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);  // q_handoff.cuh
@@ -258,7 +258,7 @@ __global__ void __launch_bounds__((smla::consumer_groups(SCHEDULE) * NUM_WARPS +
         smla_pipe::tile_source<BLOCK_T, SCHEDULE>(p, range, in_range ? tile : 0);
     next_ids.fetch(source.index_row, source.first_pos, in_range ? p.topk : 0);
   };
-  smla_pipe::start_ring<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS>(
+  smla_pipe::start_ring<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS, SCHEDULE>(
       p, layout, smem, full, empty, num_tiles, next_ids, fetch_ids);
   if constexpr (PRODUCERS > 0) {
     // The producers start gathering once the mbarriers are initialized, while the consumers load
