@@ -19,7 +19,7 @@ const std::vector<Parameter>& parameter_space() {
       {"ctas_per_sm", {1, 2, 3}, false},
       {"target_ctas", {128, 256, 512, 1024}, true},
       {"merge", {0, 1, 2, 3, 4, 5}, true},
-      {"schedule", {0, 1, 2}, false},
+      {"schedule", {0, 1}, false},
   };
   return space;
 }
@@ -98,17 +98,6 @@ std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
   }
   if (config.schedule == smla::kScheduleBalanced && config.producers == 0) {
     return "the balanced schedule (schedule 1) runs on producer-warp kernels (producers 1 or 2)";
-  }
-  if (config.schedule == smla::kScheduleTwoGroups) {
-    if (config.producers == 0) {
-      return "two consumer groups (schedule 2) share a ring that producer warps fill (producers 1 "
-             "or 2)";
-    }
-    if (!smla::token_softmax(config.block_t, config.block_h, config.num_warps, config.mma_path,
-                             static_cast<int>(kv_format))) {
-      return "two consumer groups (schedule 2) each run the token softmax: fp8_ds_mla, mma_path 1, "
-             "BLOCK_H 16, BLOCK_T / 8 a multiple of NUM_WARPS, at most 4 n-tiles a warp";
-    }
   }
   if (config.schedule == smla::kScheduleBalanced && config.merge == smla::kMergeCluster) {
     return "the cluster merge (merge 2) merges one row's splits in a cluster: schedule 0";
@@ -242,15 +231,6 @@ std::string measured_trim(const KernelConfig& config) {
     if (is_seeds_default(config) || (config.num_warps == 8 && config.num_stages <= 2)) return {};
     return "measured to lose: mma_path 0 is swept at 8 warps x 1-2 stages (all its winners) "
            "and at its default";
-  }
-  if (config.schedule == smla::kScheduleTwoGroups) {
-    // H200, 2026-12-04 (BENCHMARKS.md section 7, twenty-second session): the fastest of BLOCK_T
-    // 32 / 64 x 2 / 4 stages x merges 1 / 2 / 4 on 4 + 2 warps against schedule 0's winners'
-    // structure in the same run: 1.04x / 1.04x / 1.08x / 1.07x / 1.15x / 1.29x / 1.19x slower at
-    // batch 1 / 8 / 32 / 64 / 128 / 256 / 512. One CTA of two groups issued fewer instructions a
-    // cycle than two CTAs at the same cycles per instruction (Nsight Compute, batch 128).
-    return "measured to lose: two consumer groups a CTA (schedule 2) trailed two CTAs an SM "
-           "(schedule 0) by 4-8 % at batch 1-64 and 15-29 % at 128-512";
   }
   const int ring_tokens = config.block_t * config.num_stages;
   if (ring_tokens < 64 || ring_tokens > 128) {

@@ -98,11 +98,6 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// Arrives at a named barrier without waiting for it: the warps that bar.sync on it wait for these.
-__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
 // Four floats -> four e4m3 bytes (v0 in the lowest byte), round to nearest, saturating.
 __device__ __forceinline__ unsigned pack_e4m3x4(float v0, float v1, float v2, float v3) {
   unsigned packed;

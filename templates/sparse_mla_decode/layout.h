@@ -98,8 +98,6 @@ struct SmemLayout {
   unsigned prob_copies;   // fp8: one per scale group; bf16: one
   unsigned stats_offset;  // [3][block_h] fp32: running max (log2 units), running sum, rescale;
                           // token softmax: [2][block_h][num_warps] row maxima, row sums
-  unsigned group_stride;  // token softmax: bytes from one consumer group's P and statistics to
-                          // the next's (two groups: schedule.h's kScheduleTwoGroups)
   // Pipelined paths (mma_path 1, 2) only:
   unsigned q_scale_offset;     // kMmaFp8: [block_h][4] fp32 q scale per (head, group)
   unsigned scores_row_stride;  // floats per score row (block_t + 8: conflict-free fragment I/O)
@@ -121,7 +119,7 @@ SMLA_HD constexpr int producer_barriers(int num_stages) { return 2 * num_stages 
 
 SMLA_HD constexpr SmemLayout pipelined_layout(int block_t, int block_h, int num_warps,
                                               int num_stages, int kv_format, int mma_path,
-                                              int producers, int groups) {
+                                              int producers) {
   SmemLayout layout{};
   const bool fp8 = kv_format == kFp8DsMla;
   unsigned offset = 0;
@@ -153,11 +151,7 @@ SMLA_HD constexpr SmemLayout pipelined_layout(int block_t, int block_h, int num_
     layout.stats_offset = offset + layout.prob_copies * unsigned(block_h) * layout.probs_row_stride;
     const unsigned token_bytes =
         layout.stats_offset - offset + 2u * unsigned(block_h * num_warps) * 4u;
-    // A second consumer group's P and statistics follow the first's (its own slabs: the groups run
-    // different tiles).
-    layout.group_stride = align_up(token_bytes, 128);
-    const unsigned groups_bytes = groups > 1 ? unsigned(groups) * layout.group_stride : token_bytes;
-    scores_bytes = groups_bytes > scores_bytes ? groups_bytes : scores_bytes;
+    scores_bytes = token_bytes > scores_bytes ? token_bytes : scores_bytes;
   }
   offset = align_up(offset + scores_bytes, 128);
   layout.barrier_offset = offset;
@@ -167,13 +161,12 @@ SMLA_HD constexpr SmemLayout pipelined_layout(int block_t, int block_h, int num_
   return layout;
 }
 
-// groups: consumer warp groups (schedule.h's consumer_groups), NUM_WARPS warps each.
 SMLA_HD constexpr SmemLayout smem_layout(int block_t, int block_h, int num_warps, int num_stages,
                                          int kv_format, int mma_path = kMmaSmemF16,
-                                         int producers = 0, int groups = 1) {
+                                         int producers = 0) {
   if (mma_path != kMmaSmemF16) {
-    return pipelined_layout(block_t, block_h, num_warps, num_stages, kv_format, mma_path, producers,
-                            groups);
+    return pipelined_layout(block_t, block_h, num_warps, num_stages, kv_format, mma_path,
+                            producers);
   }
   SmemLayout layout{};
   const bool fp8 = kv_format == kFp8DsMla;

@@ -13,16 +13,6 @@ namespace smla_pipe {
 // ptx::mbarrier_wait_sleeping). The hint bounds one sleep; a completed phase wakes them sooner.
 constexpr unsigned kProducerSuspendNs = 20000;
 
-// The producer threads that fill one tile (the full mbarrier's arrival count). Under two consumer
-// groups with two producer warps, warp g fills group g's tiles alone: the groups then wait on
-// nothing of each other's (one pair filling every tile in order holds a group's next tile behind
-// the other group's stage).
-template <int PRODUCERS, int SCHEDULE>
-__host__ __device__ constexpr int producers_per_tile() {
-  constexpr int kGroups = smla::consumer_groups(SCHEDULE);
-  return (kGroups > 1 && PRODUCERS % kGroups == 0 ? PRODUCERS / kGroups : PRODUCERS) * 32;
-}
-
 // Producer warps: per tile, wait until the consumers released the stage, publish the token ids
 // (zero rows for invalid ones, so no stale bytes reach a P.V of weight 0), announce the bytes and
 // issue one bulk copy per valid row. Where they hand q over (q_handoff.cuh), a tile before a
@@ -32,15 +22,10 @@ template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT
 __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::SmemLayout& layout,
                                         unsigned char* smem, const WorkRange& range) {
   constexpr bool kHandoff = hands_q_over<BLOCK_H, MMA, PRODUCERS, SCHEDULE>();
-  constexpr int kThreads = PRODUCERS > 0 ? producers_per_tile<PRODUCERS, SCHEDULE>() : 32;
+  constexpr int kThreads = (PRODUCERS > 0 ? PRODUCERS : 1) * 32;
   constexpr int kRowsPerThread = (BLOCK_T + kThreads - 1) / kThreads;
   constexpr unsigned kRowBytes = smla::kv_row_bytes(KV_FORMAT);
-  // A producer thread fills tiles first_tile, first_tile + kTileStep, ... (producers_per_tile).
-  constexpr int kTileStep = PRODUCERS > 0 ? PRODUCERS * 32 / kThreads : 1;
-  const int producer =
-      static_cast<int>(threadIdx.x) - smla::consumer_groups(SCHEDULE) * NUM_WARPS * 32;
-  const int thread = kTileStep == 1 ? producer : producer % kThreads;
-  const int first_tile = kTileStep == 1 ? 0 : producer / kThreads;
+  const int thread = static_cast<int>(threadIdx.x) - NUM_WARPS * 32;
   auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);
   unsigned long long* empty = full + NUM_STAGES;
   int next[kRowsPerThread];
@@ -54,12 +39,12 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
       next[k] = in_range && row < BLOCK_T && pos < p.topk ? __ldg(source.index_row + pos) : -1;
     }
   };
-  fetch(first_tile);
+  fetch(0);
   PendingQ<BLOCK_H, PRODUCERS> pending_q;
   bool q_pending = false;
   int handoffs = 0;
   const int num_tiles = range.end_tile - range.first_tile;
-  for (int tile = first_tile; tile < num_tiles; tile += kTileStep) {
+  for (int tile = 0; tile < num_tiles; ++tile) {
     const int stage = tile % NUM_STAGES;
     if (tile >= NUM_STAGES) {
       ptx::mbarrier_wait_sleeping<kProducerSuspendNs>(&empty[stage], ((tile / NUM_STAGES) - 1) & 1);
@@ -97,7 +82,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
                                p.kv + static_cast<long long>(ids[k]) * kRowBytes, kRowBytes,
                                &full[stage]);
     }
-    fetch(tile + kTileStep);  // the next tile's ids load while this one's copies fly
+    fetch(tile + 1);  // the next tile's ids load while this one's copies fly
     if constexpr (kHandoff) {
       unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);
       if (q_pending) {  // this tile began a row: its q goes in once the last row's scores are done

@@ -245,49 +245,4 @@ __device__ __forceinline__ void load_v_scales(const smla::SmemLayout& layout,
   }
 }
 
-// P.V of one m-tile by e4m3 MMA: P (v-scaled) * 448 / rowmax as two e4m3 terms, one fp32 factor
-// per row half and tile; `value` is the m-tile's accumulator, rescaled by alpha.
-template <int BLOCK_T, int N_TILES>
-__device__ __forceinline__ void pv_tile_fp8(const smla::SmemLayout& layout,
-                                            const unsigned char* ring, int first_dim,
-                                            float (&s)[BLOCK_T / 16][2][4], const float (&alpha)[2],
-                                            float (&value)[N_TILES][4]) {
-  constexpr int kKB = BLOCK_T / 16;
-  float p_scale[2];
-  float p_inv[2];
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    float amax = 0.f;
-#pragma unroll
-    for (int kb = 0; kb < kKB; ++kb) {
-#pragma unroll
-      for (int j = 0; j < 4; ++j) amax = fmaxf(amax, s[kb][half][j]);
-    }
-    amax = quad_max(amax);
-    p_scale[half] = amax / 448.f;
-    p_inv[half] = amax > 0.f ? 448.f / amax : 0.f;
-  }
-  float part[N_TILES][4];
-#pragma unroll
-  for (int n = 0; n < N_TILES; ++n) part[n][0] = part[n][1] = part[n][2] = part[n][3] = 0.f;
-#pragma unroll
-  for (int kb = 0; kb < kKB; kb += 2) {
-    unsigned a_hi[4];
-    unsigned a_lo[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      quantize_two_terms(s[kb + r / 2][r % 2], p_inv[r % 2], a_hi[r], a_lo[r]);
-    }
-    pv_block_fp8<N_TILES>(part, a_hi, a_lo, ring + kb * 16 * layout.ring_row_stride,
-                          layout.ring_row_stride, first_dim);
-  }
-#pragma unroll
-  for (int n = 0; n < N_TILES; ++n) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      value[n][j] = value[n][j] * alpha[j / 2] + part[n][j] * p_scale[j / 2];
-    }
-  }
-}
-
 }  // namespace smla_pipe

@@ -47,7 +47,7 @@ struct TileSource {
 template <int BLOCK_T, int SCHEDULE>
 __device__ __forceinline__ TileSource tile_source(const smla::SplitParams& p,
                                                   const WorkRange& range, int tile) {
-  if (smla::splits_rows(SCHEDULE)) return {range.index_row, range.first_pos + tile * BLOCK_T};
+  if (SCHEDULE == smla::kScheduleSplits) return {range.index_row, range.first_pos + tile * BLOCK_T};
   const int global = range.first_tile + tile;
   const int row = global / p.tiles_per_row;
   return {p.indices + static_cast<long long>(row / p.head_groups) * p.topk,
@@ -58,7 +58,7 @@ __device__ __forceinline__ TileSource tile_source(const smla::SplitParams& p,
 template <int SCHEDULE>
 __device__ __forceinline__ int row_end_tile(const smla::SplitParams& p, const WorkRange& range,
                                             int tile) {
-  if (smla::splits_rows(SCHEDULE)) return range.end_tile - range.first_tile;
+  if (SCHEDULE == smla::kScheduleSplits) return range.end_tile - range.first_tile;
   const int global = range.first_tile + tile;
   return min((global / p.tiles_per_row + 1) * p.tiles_per_row, range.end_tile) - range.first_tile;
 }
@@ -74,7 +74,7 @@ struct RowWork {
 template <int BLOCK_H, int SCHEDULE>
 __device__ __forceinline__ RowWork row_work(const smla::SplitParams& p, const WorkRange& range,
                                             int tile) {
-  if (smla::splits_rows(SCHEDULE)) {
+  if (SCHEDULE == smla::kScheduleSplits) {
     return {static_cast<int>(blockIdx.z), static_cast<int>(blockIdx.y) * BLOCK_H,
             static_cast<int>(blockIdx.x), p.num_splits == 1};
   }

@@ -9,27 +9,13 @@
 //                     row boundaries, so every CTA gets the same tiles (+-1) at every batch. A row
 //                     covered by one CTA is written out directly; a row cut across CTAs leaves one
 //                     partial per CTA (its part) for the combine kernel.
-//  kScheduleTwoGroups: the grid and splits of kScheduleSplits, but the CTA's consumer warps form
-//                     two groups of NUM_WARPS that take the split's tiles in turn (group g: tiles
-//                     g, g + 2, ...), each with its own softmax state, merged in shared memory at
-//                     the row's end (group_merge.cuh). One CTA an SM then keeps two tiles in
-//                     compute, as two CTAs did, with one q, one set of producers and half the
-//                     splits (token softmax kernels only: layout.h's token_softmax).
 // Included by the kernels and by the host (deploy.cpp): the combine finds a row's parts with the
 // functions the split kernel wrote them with. Plain C++ only (NVRTC has no standard headers).
 #include "layout.h"  // SMLA_HD (relative: the host includes this file as templates/...)
 
 namespace smla {
 
-enum Schedule : int { kScheduleSplits = 0, kScheduleBalanced = 1, kScheduleTwoGroups = 2 };
-
-// Whether a CTA runs one split of one row (the grid is (splits, head groups, batch)).
-SMLA_HD constexpr bool splits_rows(int schedule) { return schedule != kScheduleBalanced; }
-
-// Consumer warp groups of a CTA, NUM_WARPS warps each.
-SMLA_HD constexpr int consumer_groups(int schedule) {
-  return schedule == kScheduleTwoGroups ? 2 : 1;
-}
+enum Schedule : int { kScheduleSplits = 0, kScheduleBalanced = 1 };
 
 // The balanced schedule's division of G global tiles over N CTAs (1 <= N <= G).
 struct Balance {

@@ -8,7 +8,6 @@
 // consumer-only barrier per tile publishes the scores. Without producer warps the consumers issue
 // 16-byte cp.async copies themselves (two block barriers per tile).
 #include "sparse_mla_decode/cluster_merge.cuh"
-#include "sparse_mla_decode/group_merge.cuh"
 #include "sparse_mla_decode/last_cta_merge.cuh"
 #include "sparse_mla_decode/pipelined_output.cuh"
 #include "sparse_mla_decode/pipelined_producer.cuh"
@@ -19,6 +18,51 @@
 #include "sparse_mla_decode/token_softmax.cuh"
 
 namespace smla_pipe {
+
+// P.V of one m-tile by e4m3 MMA: P (v-scaled) * 448 / rowmax as two e4m3 terms, one fp32 factor
+// per row half and tile; `value` is the m-tile's accumulator, rescaled by alpha.
+template <int BLOCK_T, int N_TILES>
+__device__ __forceinline__ void pv_tile_fp8(const smla::SmemLayout& layout,
+                                            const unsigned char* ring, int first_dim,
+                                            float (&s)[BLOCK_T / 16][2][4], const float (&alpha)[2],
+                                            float (&value)[N_TILES][4]) {
+  constexpr int kKB = BLOCK_T / 16;
+  float p_scale[2];
+  float p_inv[2];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float amax = 0.f;
+#pragma unroll
+    for (int kb = 0; kb < kKB; ++kb) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) amax = fmaxf(amax, s[kb][half][j]);
+    }
+    amax = quad_max(amax);
+    p_scale[half] = amax / 448.f;
+    p_inv[half] = amax > 0.f ? 448.f / amax : 0.f;
+  }
+  float part[N_TILES][4];
+#pragma unroll
+  for (int n = 0; n < N_TILES; ++n) part[n][0] = part[n][1] = part[n][2] = part[n][3] = 0.f;
+#pragma unroll
+  for (int kb = 0; kb < kKB; kb += 2) {
+    unsigned a_hi[4];
+    unsigned a_lo[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      quantize_two_terms(s[kb + r / 2][r % 2], p_inv[r % 2], a_hi[r], a_lo[r]);
+    }
+    pv_block_fp8<N_TILES>(part, a_hi, a_lo, ring + kb * 16 * layout.ring_row_stride,
+                          layout.ring_row_stride, first_dim);
+  }
+#pragma unroll
+  for (int n = 0; n < N_TILES; ++n) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      value[n][j] = value[n][j] * alpha[j / 2] + part[n][j] * p_scale[j / 2];
+    }
+  }
+}
 
 // P.V of one m-tile by f16 / bf16 MMA on P packed to 16 bits; `value` is rescaled by alpha first
 // (skipped when no row's maximum moved).
@@ -103,10 +147,7 @@ constexpr bool accepts() {
       UNPACK == smla::kUnpackCvt || (MMA == smla::kMmaRegF16 && KV_FORMAT == smla::kFp8DsMla),
       "the bitwise unpack makes f16 fragments of an fp8 cache");
   static_assert(SCHEDULE == smla::kScheduleSplits || PRODUCERS > 0,
-                "the balanced schedule and two consumer groups run on producer-warp kernels");
-  static_assert(smla::consumer_groups(SCHEDULE) == 1 ||
-                    smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT),
-                "two consumer groups run the token softmax, each on its own slabs");
+                "the balanced schedule runs on producer-warp kernels");
   return true;
 }
 
@@ -118,7 +159,7 @@ __device__ __forceinline__ bool ran_producer(const smla::SplitParams& p,
                                              const smla::SmemLayout& layout, unsigned char* smem,
                                              const WorkRange& range) {
   if constexpr (PRODUCERS > 0) {
-    if (threadIdx.x >= smla::consumer_groups(SCHEDULE) * NUM_WARPS * 32) {
+    if (threadIdx.x >= NUM_WARPS * 32) {
       produce<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS, UNPACK, SCHEDULE>(
           p, layout, smem, range);
       if (p.partials == smla::kPartialsCluster) smla_cluster::cluster_producer_exit();
@@ -131,8 +172,8 @@ __device__ __forceinline__ bool ran_producer(const smla::SplitParams& p,
 // The ring before the token loop: with producer warps, its full / empty mbarriers (thread 0);
 // without, the consumers' cp.async copies of the first NUM_STAGES - 1 tiles and the ids of the
 // next. fetch_ids(tile) loads a tile's ids into `next_ids`.
-template <int BLOCK_T, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int PRODUCERS, int SCHEDULE,
-          typename Ids, typename FetchIds>
+template <int BLOCK_T, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int PRODUCERS, typename Ids,
+          typename FetchIds>
 __device__ __forceinline__ void start_ring(const smla::SplitParams& p,
                                            const smla::SmemLayout& layout, unsigned char* smem,
                                            unsigned long long* full, unsigned long long* empty,
@@ -141,7 +182,7 @@ __device__ __forceinline__ void start_ring(const smla::SplitParams& p,
   if (PRODUCERS > 0) {
     if (threadIdx.x == 0) {
       for (int s = 0; s < NUM_STAGES; ++s) {
-        ptx::mbarrier_init(&full[s], producers_per_tile<PRODUCERS, SCHEDULE>());
+        ptx::mbarrier_init(&full[s], PRODUCERS * 32);
         ptx::mbarrier_init(&empty[s], NUM_WARPS);
       }
       unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);  // q_handoff.cuh
@@ -166,11 +207,9 @@ __device__ __forceinline__ void start_ring(const smla::SplitParams& p,
 // mbarrier, or the consumers' own cp.async group and a block barrier, after which they refill the
 // stage freed last), scores, one consumer barrier, softmax + P.V, and the stage handed back.
 // `frees_q`: the row's last tile before another row's, whose q the producers hand over.
-// TOKEN_SOFTMAX: the tile the token softmax way (token_softmax.cuh; the kernel decides), by this
-// warp's consumer group of GROUPS.
+// TOKEN_SOFTMAX: the tile the token softmax way (token_softmax.cuh; the kernel decides).
 template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
-          int PRODUCERS, int UNPACK, bool TOKEN_SOFTMAX, int GROUPS, typename Ids,
-          typename FetchIds>
+          int PRODUCERS, int UNPACK, bool TOKEN_SOFTMAX, typename Ids, typename FetchIds>
 __device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
                                              const smla::SmemLayout& layout, unsigned char* smem,
                                              unsigned long long* full, unsigned long long* empty,
@@ -198,7 +237,7 @@ __device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
       reinterpret_cast<float*>(smem + layout.scores_offset) +
       (tile % layout.score_buffers) * layout.ksplit * BLOCK_H * layout.scores_row_stride;
   if constexpr (TOKEN_SOFTMAX) {
-    token_softmax_tile<BLOCK_T, NUM_WARPS, GROUPS, KV_FORMAT, UNPACK>(
+    token_softmax_tile<BLOCK_T, NUM_WARPS, KV_FORMAT, UNPACK>(
         layout, smem, ring, tokens, p.scale_log2, q_free_barrier(full, NUM_STAGES), frees_q, acc);
   } else {
     compute_scores<BLOCK_T, BLOCK_H, NUM_WARPS, KV_FORMAT, MMA, UNPACK>(layout, smem, ring, tokens,
@@ -230,18 +269,13 @@ __device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
 // batches 8-64 (BENCHMARKS.md section 7, 4th session).
 template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
           int PRODUCERS, int UNPACK, int CTAS_PER_SM, int SCHEDULE>
-__global__ void __launch_bounds__((smla::consumer_groups(SCHEDULE) * NUM_WARPS + PRODUCERS) * 32,
-                                  CTAS_PER_SM)
+__global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     sparse_mla_decode_split_pipelined(const smla::SplitParams p) {
   static_assert(smla_pipe::accepts<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA,
                                    PRODUCERS, UNPACK, SCHEDULE>());
-  constexpr int kGroups = smla::consumer_groups(SCHEDULE);
-  constexpr smla::SmemLayout layout = smla::smem_layout(BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES,
-                                                        KV_FORMAT, MMA, PRODUCERS, kGroups);
-  static_assert(kGroups == 1 || NUM_STAGES * layout.ring_stage_bytes >=
-                                    smla_pipe::group_stash_bytes<NUM_WARPS>(),
-                "group 1's accumulator is handed over in the ring");
-  constexpr int kConsumerThreads = kGroups * NUM_WARPS * 32;
+  constexpr smla::SmemLayout layout =
+      smla::smem_layout(BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS);
+  constexpr int kConsumerThreads = NUM_WARPS * 32;
   extern __shared__ __align__(128) unsigned char smem[];
 
   const smla_pipe::WorkRange range = smla_pipe::work_range<BLOCK_T, SCHEDULE>(p);
@@ -249,16 +283,15 @@ __global__ void __launch_bounds__((smla::consumer_groups(SCHEDULE) * NUM_WARPS +
   auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);
   unsigned long long* empty = full + NUM_STAGES;
 
-  // Without producer warps (one consumer group): the ids of the range's tile `tile` (none past the
-  // range).
-  smla_detail::TileTokens<BLOCK_T, NUM_WARPS * 32, KV_FORMAT> next_ids;
+  smla_detail::TileTokens<BLOCK_T, kConsumerThreads, KV_FORMAT> next_ids;
+  // Without producer warps: the ids of the range's tile `tile` (none past the range).
   auto fetch_ids = [&](int tile) {
     const bool in_range = tile < num_tiles;
     const smla_pipe::TileSource source =
         smla_pipe::tile_source<BLOCK_T, SCHEDULE>(p, range, in_range ? tile : 0);
     next_ids.fetch(source.index_row, source.first_pos, in_range ? p.topk : 0);
   };
-  smla_pipe::start_ring<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS, SCHEDULE>(
+  smla_pipe::start_ring<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS>(
       p, layout, smem, full, empty, num_tiles, next_ids, fetch_ids);
   if constexpr (PRODUCERS > 0) {
     // The producers start gathering once the mbarriers are initialized, while the consumers load
@@ -280,29 +313,25 @@ __global__ void __launch_bounds__((smla::consumer_groups(SCHEDULE) * NUM_WARPS +
   constexpr bool kHandoff = smla_pipe::hands_q_over<BLOCK_H, MMA, PRODUCERS, SCHEDULE>();
   // The balanced schedule keeps the whole-tile softmax: around its row loop the token softmax
   // took the BLOCK_T 64 kernel from 156 to 169 registers on sm_90, past two CTAs an SM.
-  constexpr bool kTokenSoftmax = smla::splits_rows(SCHEDULE) &&
+  constexpr bool kTokenSoftmax = SCHEDULE == smla::kScheduleSplits &&
                                  smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT);
   const float value_scale = smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f;
   int handoffs = 0;  // rows whose q the producers handed over
-  // The ring's running tile: stages and phases run on across rows. Two consumer groups take the
-  // split's tiles in turn (one row a CTA: schedule.h).
-  int tile = kGroups == 1 ? 0 : smla_pipe::ConsumerGroup<NUM_WARPS, kGroups>::index();
-  for (;;) {  // one row of the range per pass
+  int tile = 0;      // the ring's running tile: stages and phases run on across rows
+  for (;;) {         // one row of the range per pass
     smla_pipe::Accumulator<BLOCK_H, NUM_WARPS> acc;
     smla_pipe::clear(acc);
     const int row_end = smla_pipe::row_end_tile<SCHEDULE>(p, range, tile);
-    for (; tile < row_end; tile += kGroups) {
+    for (; tile < row_end; ++tile) {
       const bool frees_q = kHandoff && tile + 1 == row_end && row_end < num_tiles;
       smla_pipe::consume_tile<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS,
-                              UNPACK, kTokenSoftmax, kGroups>(
-          p, layout, smem, full, empty, tile, num_tiles, frees_q, next_ids, fetch_ids, acc);
+                              UNPACK, kTokenSoftmax>(p, layout, smem, full, empty, tile, num_tiles,
+                                                     frees_q, next_ids, fetch_ids, acc);
     }
     if constexpr (kTokenSoftmax) {
-      smla_pipe::gather_row_sums<NUM_WARPS, kGroups>(layout, smem, acc);  // the warps' sums
+      smla_pipe::gather_row_sums<NUM_WARPS>(layout, smem, acc);  // the warps' partial sums
     }
-    bool writes_row = true;  // group 0 writes the merged row of two groups
-    if constexpr (kGroups > 1) writes_row = smla_pipe::merge_groups<NUM_WARPS>(layout, smem, acc);
-    const bool last_row = smla::splits_rows(SCHEDULE) || tile == num_tiles;
+    const bool last_row = SCHEDULE == smla::kScheduleSplits || tile == num_tiles;
     const smla_pipe::RowWork work = smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, tile - 1);
     if (last_row && p.partials == smla::kPartialsCluster) {
       constexpr bool kExchangeOverBarriers =
@@ -312,9 +341,7 @@ __global__ void __launch_bounds__((smla::consumer_groups(SCHEDULE) * NUM_WARPS +
     } else if (last_row) {
       ptx::launch_dependents();  // see the note above the kernel
     }
-    if (writes_row) {
-      smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, work, value_scale);
-    }
+    smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, work, value_scale);
     if (last_row) break;
     if constexpr (kHandoff) {  // stored by the producers (q_handoff.cuh)
       ptx::mbarrier_wait(smla_pipe::q_free_barrier(full, NUM_STAGES) + 1, handoffs & 1);  // q_full
@@ -326,11 +353,11 @@ __global__ void __launch_bounds__((smla::consumer_groups(SCHEDULE) * NUM_WARPS +
       ptx::named_barrier_sync(1, kConsumerThreads);
     }
   }
-  if (smla::splits_rows(SCHEDULE) && p.partials == smla::kPartialsCluster) {  // one row
+  if (SCHEDULE == smla::kScheduleSplits && p.partials == smla::kPartialsCluster) {  // one row
     smla_cluster::merge_in_cluster<BLOCK_H, kConsumerThreads>(
         smem, p.out, p.lse, p.n_local_heads, p.num_splits, blockIdx.z, blockIdx.y * BLOCK_H);
   }
-  if (smla::splits_rows(SCHEDULE) && p.row_arrivals != nullptr && p.num_splits > 1) {
+  if (SCHEDULE == smla::kScheduleSplits && p.row_arrivals != nullptr && p.num_splits > 1) {
     static_assert(BLOCK_T >= smla::kMaxRowSliceSplits, "merge 5's weights fit the scores buffer");
     const int first_head = static_cast<int>(blockIdx.y) * BLOCK_H;  // merge 5
     smla_row_slices::merge_row_slice<BLOCK_H, kConsumerThreads>(
@@ -340,7 +367,7 @@ __global__ void __launch_bounds__((smla::consumer_groups(SCHEDULE) * NUM_WARPS +
         min(BLOCK_H, p.n_local_heads - first_head), static_cast<int>(blockIdx.x),
         reinterpret_cast<float*>(smem + layout.scores_offset));
   }
-  if (smla::splits_rows(SCHEDULE) && p.row_tickets != nullptr && p.num_splits > 1) {
+  if (SCHEDULE == smla::kScheduleSplits && p.row_tickets != nullptr && p.num_splits > 1) {
     // merge 3. The ticket's flag word: the scores buffer, dead once every consumer is past the
     // last tile (took_last_ticket's first barrier).
     const int first_head = static_cast<int>(blockIdx.y) * BLOCK_H;

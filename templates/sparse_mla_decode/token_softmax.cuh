@@ -14,40 +14,18 @@
 // shared memory. At a row's end the warps' partial row sums are added through the stats slab
 // (gather_row_sums). Both slabs are single-buffered: a warp writes the next tile's maxima or P only
 // after a barrier that every warp passes once done reading this tile's.
-// With two consumer groups (schedule.h's kScheduleTwoGroups) each group runs all of this on its own
-// tiles, slabs (layout.group_stride apart) and barrier.
 #include "sparse_mla_decode/pipelined_pv.cuh"
 
 namespace smla_pipe {
 
-// A consumer warp's group (schedule.h's consumer_groups, NUM_WARPS warps each), its warp index in
-// the group, and the named barrier the group meets at: with one group the consumers' barrier 1;
-// with two, barrier 1 is every consumer's and group g meets at 2 + g.
-template <int NUM_WARPS, int GROUPS>
-struct ConsumerGroup {
-  static __device__ __forceinline__ int index() {
-    return GROUPS == 1 ? 0 : static_cast<int>(threadIdx.x / (NUM_WARPS * 32));
-  }
-  static __device__ __forceinline__ int warp() {
-    return GROUPS == 1 ? static_cast<int>(threadIdx.x / 32)
-                       : static_cast<int>(threadIdx.x / 32) % NUM_WARPS;
-  }
-  static __device__ __forceinline__ int barrier() { return GROUPS == 1 ? 1 : 2 + index(); }
-  // The shared memory base of the group's slabs: `layout`'s probs and stats offsets apply to it.
-  static __device__ __forceinline__ unsigned char* slabs(const smla::SmemLayout& layout,
-                                                         unsigned char* smem) {
-    return GROUPS == 1 ? smem : smem + index() * layout.group_stride;
-  }
-};
-
 // This warp's first n-tile of scores (item = warp: one m-tile, kNTiles / NUM_WARPS n-tiles each).
-template <int NG, int NUM_WARPS, int GROUPS>
+template <int NG>
 __device__ __forceinline__ int own_first_n() {
-  return ConsumerGroup<NUM_WARPS, GROUPS>::warp() * NG;
+  return static_cast<int>(threadIdx.x / 32) * NG;
 }
 
 // Step 1: the maxima of rows g and g+8 over this warp's tokens, into max_slab[row][warp].
-template <int NUM_WARPS, int GROUPS, int NG>
+template <int NUM_WARPS, int NG>
 __device__ __forceinline__ void publish_row_max(const float (&s)[NG][4], float* max_slab) {
   float lo = ptx::neg_inf();
   float hi = ptx::neg_inf();
@@ -59,7 +37,7 @@ __device__ __forceinline__ void publish_row_max(const float (&s)[NG][4], float* 
   lo = quad_max(lo);
   hi = quad_max(hi);
   const int lane = threadIdx.x % 32;
-  const int warp = ConsumerGroup<NUM_WARPS, GROUPS>::warp();
+  const int warp = threadIdx.x / 32;
   if (lane % 4 == 0) {
     max_slab[(lane / 4) * NUM_WARPS + warp] = lo;
     max_slab[(lane / 4 + 8) * NUM_WARPS + warp] = hi;
@@ -105,13 +83,12 @@ __device__ __forceinline__ void softmax_own_tokens(float (&s)[NG][4], const floa
 }
 
 // Step 3: this warp's P into the probs slab, rows g and g+8, its tokens' columns; per copy (V scale
-// group) x the group's scale of each token, as f16 (the f16 MMA's type). `smem`: the consumer
-// group's slabs (ConsumerGroup::slabs).
-template <int NG, int NUM_WARPS, int GROUPS>
+// group) x the group's scale of each token, as f16 (the f16 MMA's type).
+template <int NG>
 __device__ __forceinline__ void store_probs(const smla::SmemLayout& layout, unsigned char* smem,
                                             const unsigned char* ring, const float (&p)[NG][4]) {
   const int lane = threadIdx.x % 32;
-  const int first_n = own_first_n<NG, NUM_WARPS, GROUPS>();
+  const int first_n = own_first_n<NG>();
 #pragma unroll
   for (int copy = 0; copy < smla::kNumGroups; ++copy) {
     unsigned char* rows =
@@ -130,16 +107,13 @@ __device__ __forceinline__ void store_probs(const smla::SmemLayout& layout, unsi
 
 // Step 4: P.V over the tile for this warp's dims, P from its V group's copy as m16n8k16 A fragments
 // (ldmatrix x4: rows 0-7 / 8-15 x tokens 0-7 / 8-15 of each 16-token block); the accumulator is
-// rescaled by alpha first (skipped when no row's maximum moved). `smem`: the group's slabs.
-template <int BLOCK_T, int NUM_WARPS, int GROUPS, int KV_FORMAT, int UNPACK, int N_TILES>
+// rescaled by alpha first (skipped when no row's maximum moved).
+template <int BLOCK_T, int NUM_WARPS, int KV_FORMAT, int UNPACK, int N_TILES>
 __device__ __forceinline__ void pv_from_probs(const smla::SmemLayout& layout,
                                               const unsigned char* smem, const unsigned char* ring,
                                               const float (&alpha)[2], float (&value)[N_TILES][4]) {
   const int lane = threadIdx.x % 32;
-  // (One group: the unsigned product the kernel had before groups; its SASS is unchanged.)
-  const int first_dim =
-      GROUPS == 1 ? (threadIdx.x / 32) * (smla::kLatentDim / NUM_WARPS)
-                  : ConsumerGroup<NUM_WARPS, GROUPS>::warp() * (smla::kLatentDim / NUM_WARPS);
+  const int first_dim = (threadIdx.x / 32) * (smla::kLatentDim / NUM_WARPS);
   rescale_if_moved(alpha, value);
   const int copy = first_dim / smla::kGroupDim;
   const unsigned char* a_rows = smem + layout.probs_offset +
@@ -157,7 +131,7 @@ __device__ __forceinline__ void pv_from_probs(const smla::SmemLayout& layout,
 // One tile the token-softmax way (steps 1-4): scores of this warp's tokens, the maxima's barrier,
 // softmax and P, P's barrier, P.V. `frees_q` as in consume_tile: after the first barrier every
 // warp is past the tile's scores, so q may be replaced.
-template <int BLOCK_T, int NUM_WARPS, int GROUPS, int KV_FORMAT, int UNPACK>
+template <int BLOCK_T, int NUM_WARPS, int KV_FORMAT, int UNPACK>
 __device__ __forceinline__ void token_softmax_tile(const smla::SmemLayout& layout,
                                                    unsigned char* smem, const unsigned char* ring,
                                                    const int* tokens, float scale_log2,
@@ -167,36 +141,31 @@ __device__ __forceinline__ void token_softmax_tile(const smla::SmemLayout& layou
   static_assert(smla::token_softmax(BLOCK_T, smla::kMmaM, NUM_WARPS, smla::kMmaRegF16, KV_FORMAT) &&
                     score_n_group(1, BLOCK_T / smla::kMmaN, 1, NUM_WARPS) == kNG,
                 "one score item a warp: all 16 heads of its own kNG n-tiles");
-  using Group = ConsumerGroup<NUM_WARPS, GROUPS>;
   constexpr int kThreads = NUM_WARPS * 32;
-  unsigned char* slabs = Group::slabs(layout, smem);
-  float* max_slab = reinterpret_cast<float*>(slabs + layout.stats_offset);
-  const int first_n = own_first_n<kNG, NUM_WARPS, GROUPS>();
+  float* max_slab = reinterpret_cast<float*>(smem + layout.stats_offset);
   float s[kNG][4];
-  score_totals<0, 1, kNG, KV_FORMAT, smla::kMmaRegF16, UNPACK>(layout, smem, ring, 0, first_n, s);
-  mask_and_scale<kNG>(tokens, first_n, scale_log2, s);
-  publish_row_max<NUM_WARPS, GROUPS, kNG>(s, max_slab);
-  ptx::named_barrier_sync(Group::barrier(), kThreads);
+  score_totals<0, 1, kNG, KV_FORMAT, smla::kMmaRegF16, UNPACK>(layout, smem, ring, 0,
+                                                               own_first_n<kNG>(), s);
+  mask_and_scale<kNG>(tokens, own_first_n<kNG>(), scale_log2, s);
+  publish_row_max<NUM_WARPS, kNG>(s, max_slab);
+  ptx::named_barrier_sync(1, kThreads);
   if (frees_q && threadIdx.x % 32 == 0) ptx::mbarrier_arrive(q_free);
   float alpha[2];
   softmax_own_tokens<NUM_WARPS, kNG>(s, max_slab, acc.row_max[0], acc.row_sum[0], alpha);
-  store_probs<kNG, NUM_WARPS, GROUPS>(layout, slabs, ring, s);
-  ptx::named_barrier_sync(Group::barrier(), kThreads);
-  pv_from_probs<BLOCK_T, NUM_WARPS, GROUPS, KV_FORMAT, UNPACK>(layout, slabs, ring, alpha,
-                                                               acc.value[0]);
+  store_probs<kNG>(layout, smem, ring, s);
+  ptx::named_barrier_sync(1, kThreads);
+  pv_from_probs<BLOCK_T, NUM_WARPS, KV_FORMAT, UNPACK>(layout, smem, ring, alpha, acc.value[0]);
 }
 
 // At a row's end: the row sums over every warp's tokens. Each warp's quad-summed partial goes to
 // the sum slab ([row][warp], after the maxima); after the consumers' barrier each quad's first lane
 // holds the row's total and the others 0, so for_each_output's quad sum gives the total.
-template <int NUM_WARPS, int GROUPS>
+template <int NUM_WARPS>
 __device__ __forceinline__ void gather_row_sums(const smla::SmemLayout& layout, unsigned char* smem,
                                                 Accumulator<smla::kMmaM, NUM_WARPS>& acc) {
-  using Group = ConsumerGroup<NUM_WARPS, GROUPS>;
-  float* sum_slab = reinterpret_cast<float*>(Group::slabs(layout, smem) + layout.stats_offset) +
-                    smla::kMmaM * NUM_WARPS;
+  float* sum_slab = reinterpret_cast<float*>(smem + layout.stats_offset) + smla::kMmaM * NUM_WARPS;
   const int lane = threadIdx.x % 32;
-  const int warp = Group::warp();
+  const int warp = threadIdx.x / 32;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     float sum = acc.row_sum[0][half];
@@ -204,7 +173,7 @@ __device__ __forceinline__ void gather_row_sums(const smla::SmemLayout& layout, 
     sum += __shfl_xor_sync(0xffffffffu, sum, 2);
     if (lane % 4 == 0) sum_slab[(lane / 4 + half * 8) * NUM_WARPS + warp] = sum;
   }
-  ptx::named_barrier_sync(Group::barrier(), NUM_WARPS * 32);
+  ptx::named_barrier_sync(1, NUM_WARPS * 32);
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const float* sums = sum_slab + (lane / 4 + half * 8) * NUM_WARPS;

@@ -5,7 +5,6 @@
 // 32-head part: over 150 s of a 16-core H200 machine before its first row); tuner_matrix_cubins
 // (matrix_cubins.cpp) compiles them on the CPU machine into a cache that the call carries, so the
 // GPU only loads them.
-#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -18,7 +17,6 @@
 #include "core/parallel.hpp"
 #include "kernels/sparse_mla_decode/resources.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
-#include "tests/support/matrix_selection.hpp"
 
 namespace tuner::test {
 
@@ -28,14 +26,9 @@ using namespace tuner::smla_family;
 // both per launch) that this shape allows and the device's shared memory holds.
 inline std::vector<KernelConfig> compile_keys_for(const Shape& shape, int smem_optin) {
   std::vector<KernelConfig> keys;
-  const std::vector<int> schedules = matrix_schedules();
   for (const Config& config : cross_product(parameter_space())) {
     const KernelConfig typed = from_config(config);
     if (typed.target_ctas != default_config().target_ctas || typed.merge != 0) continue;
-    if (!schedules.empty() &&
-        std::find(schedules.begin(), schedules.end(), typed.schedule) == schedules.end()) {
-      continue;
-    }
     // A launch bound of 2-3 CTAs per SM changes only the register allocation of the same source:
     // checked at 2 stages (the measured ones), not tripling the matrix.
     if (typed.ctas_per_sm != 1 && typed.num_stages != 2) continue;

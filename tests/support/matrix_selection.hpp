@@ -41,10 +41,6 @@ inline std::vector<int> matrix_topks() {
   return listed_or("TUNER_GPU_MATRIX_TOPKS", {2048, 600, 5});
 }
 
-// TUNER_GPU_MATRIX_SCHEDULES=2 compiles and checks only the keys of those schedules (a new
-// schedule judged on its own in a short call); unset (empty) takes every schedule.
-inline std::vector<int> matrix_schedules() { return listed_or("TUNER_GPU_MATRIX_SCHEDULES", {}); }
-
 // TUNER_GPU_LOG=FILE: the file a GPU test writes one line per check (or per finding) to, opened
 // once per process; null when unset.
 inline std::FILE* gpu_log() {

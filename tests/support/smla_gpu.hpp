@@ -46,7 +46,7 @@ inline constexpr int kTargets[] = {128, 1024};
 // where the grid would not be one wave: launch it with the kernels' capacity).
 inline int launch_variants(const KernelConfig& key) {
   if (key.mma_path == 0) return 2;
-  return smla::splits_rows(key.schedule) ? 6 : 4;
+  return key.schedule == smla::kScheduleSplits ? 6 : 4;
 }
 inline KernelConfig launch_variant(KernelConfig key, int variant) {
   // The balanced schedule's fourth variant is merge 4 (it takes no merge 3).
