@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# H200, twenty-second session.
+# H200, twenty-second session. Schedule 2 ran on 0101e70 (call 1: probe) and on 194dc0f's kernels
+# (call 2: probe, ncu); it was measured to lose and reverted in 54eb69b, so these steps need one of
+# those trees.
 #   probe   two consumer groups (schedule 2, schedule.h): one CTA an SM whose 2 x 4 consumer warps
 #           take the split's tiles in turn, sharing q, the producers and a 2- or 4-stage ring, at
 #           half the splits of schedule 0. Against the winners' structure (BLOCK_T 64, 4 + 2 warps,
