@@ -13,6 +13,7 @@
 #include "sparse_mla_decode/layout.h"
 #include "sparse_mla_decode/params.h"
 #include "sparse_mla_decode/schedule.h"
+#include "sparse_mla_decode/timeline.cuh"
 
 namespace smla_combine {
 
@@ -170,6 +171,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 8)
     sparse_mla_decode_combine(const smla::CombineParams p) {
   static_assert(smla::kLatentDim == NUM_THREADS * 4, "a chunk's threads own 4 dims each");
   __shared__ float4 slice_sums[NUM_THREADS];
+  SMLA_TL_ENTER_COMBINE();  // timeline.cuh: nothing unless the diagnostic build
   if (p.reset_tickets != nullptr) {  // merge 3: before the split, its programmatic dependent
     ptx::launch_dependents();        // the split waits for this grid's completion before any ticket
     const int ticket = static_cast<int>(blockIdx.x) * NUM_THREADS + static_cast<int>(threadIdx.x);
@@ -179,6 +181,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 8)
   const int parts = smla_combine::parts_of_row(p);
   if (parts == 1) return;  // a row one CTA ran: written out by the split kernel
   ptx::grid_dependency_wait();
+  SMLA_TL_MARK(threadIdx.x == 0, kFirstFull);  // timeline.cuh: the partials may be read
   const long long bh = static_cast<long long>(blockIdx.y) * p.n_local_heads + blockIdx.x;
   const float* lse = p.partial_lse + bh * p.num_splits;
   const int groups = NUM_THREADS / p.dim_chunks;  // 4-dim groups per chunk
@@ -217,4 +220,5 @@ __global__ void __launch_bounds__(NUM_THREADS, 8)
   *reinterpret_cast<uint2*>(out) =
       make_uint2(ptx::pack_bf16x2(sum.x, sum.y), ptx::pack_bf16x2(sum.z, sum.w));
   if (threadIdx.x == 0 && blockIdx.z == 0) p.lse[bh] = max_lse + logf(weight_sum);
+  if (threadIdx.x == 0) SMLA_TL_PRINT_COMBINE();
 }

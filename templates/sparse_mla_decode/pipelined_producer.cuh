@@ -6,6 +6,7 @@
 #include "sparse_mla_decode/layout.h"
 #include "sparse_mla_decode/pipelined_work.cuh"
 #include "sparse_mla_decode/q_handoff.cuh"
+#include "sparse_mla_decode/timeline.cuh"
 
 namespace smla_pipe {
 
@@ -82,6 +83,8 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
                                p.kv + static_cast<long long>(ids[k]) * kRowBytes, kRowBytes,
                                &full[stage]);
     }
+    SMLA_TL_MARK(thread == 0 && tile == 0, kIssued0);
+    SMLA_TL_MARK(thread == 0 && tile + 1 == num_tiles, kIssuedLast);
     fetch(tile + 1);  // the next tile's ids load while this one's copies fly
     if constexpr (kHandoff) {
       unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);

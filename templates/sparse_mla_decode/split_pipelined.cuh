@@ -15,6 +15,7 @@
 #include "sparse_mla_decode/pipelined_work.cuh"
 #include "sparse_mla_decode/row_slice_merge.cuh"
 #include "sparse_mla_decode/split.cuh"
+#include "sparse_mla_decode/timeline.cuh"
 #include "sparse_mla_decode/token_softmax.cuh"
 
 namespace smla_pipe {
@@ -220,6 +221,8 @@ __device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
   const int stage = tile % NUM_STAGES;
   if (PRODUCERS > 0) {
     ptx::mbarrier_wait(&full[stage], (tile / NUM_STAGES) & 1);
+    SMLA_TL_MARK(threadIdx.x == 0 && tile == 0, kFirstFull);
+    SMLA_TL_MARK(threadIdx.x == 0 && tile + 1 == num_tiles, kLastFull);
   } else {
     ptx::cp_async_wait<NUM_STAGES - 2>();
     __syncthreads();  // the tile is visible; every warp is done with the stage refilled next
@@ -277,6 +280,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
       smla::smem_layout(BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS);
   constexpr int kConsumerThreads = NUM_WARPS * 32;
   extern __shared__ __align__(128) unsigned char smem[];
+  SMLA_TL_ENTER_SPLIT();  // timeline.cuh: nothing unless the diagnostic build
 
   const smla_pipe::WorkRange range = smla_pipe::work_range<BLOCK_T, SCHEDULE>(p);
   const int num_tiles = range.end_tile - range.first_tile;
@@ -304,6 +308,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     smla_pipe::prepare_q<BLOCK_H, kConsumerThreads, KV_FORMAT, MMA, UNPACK>(
         p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, 0));
     ptx::named_barrier_sync(1, kConsumerThreads);
+    SMLA_TL_MARK(threadIdx.x == 0, kQReady);
   } else {  // every thread is a consumer
     smla_pipe::prepare_q<BLOCK_H, kConsumerThreads, KV_FORMAT, MMA, UNPACK>(
         p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, 0));
@@ -328,6 +333,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
                               UNPACK, kTokenSoftmax>(p, layout, smem, full, empty, tile, num_tiles,
                                                      frees_q, next_ids, fetch_ids, acc);
     }
+    SMLA_TL_MARK(threadIdx.x == 0 && tile == num_tiles, kComputed);
     if constexpr (kTokenSoftmax) {
       smla_pipe::gather_row_sums<NUM_WARPS>(layout, smem, acc);  // the warps' partial sums
     }
@@ -379,4 +385,5 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
           min(BLOCK_H, p.n_local_heads - first_head));
     }
   }
+  SMLA_TL_PRINT_SPLIT();
 }

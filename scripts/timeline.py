@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Summarizes the per-CTA timeline lines ("TL split ..." / "TL combine ...") that the diagnostic
+tuner (scripts/devcarry_timeline_tuner.sh, templates/sparse_mla_decode/timeline.cuh) prints for two
+consecutive launches: where a launch's time goes, in microseconds from its first split CTA's start.
+  ramp     the CTA's start -> its first tile landed (ids, then the first bulk copies)
+  stream   first tile landed -> last tile landed
+  drain    last tile landed -> its softmax and P.V done
+  epilogue done -> output / partial written (and any in-kernel merge)
+then the combine (its CTAs' start, past their wait, end) and the gap to the next launch's split.
+Usage: timeline.py LOG [LOG ...]"""
+import collections
+import statistics
+import sys
+
+SPLIT_MARKS = ["entry", "issued0", "q_ready", "first_full", "last_full", "issued_last", "computed",
+               "written"]
+
+
+def parse(paths):
+    split = collections.defaultdict(list)
+    combine = collections.defaultdict(list)
+    for path in paths:
+        for line in open(path, errors="replace"):
+            fields = line.split()
+            if len(fields) < 8 or fields[0] != "TL":
+                continue
+            launch, sm = int(fields[2]), int(fields[7])
+            stamps = [int(v) for v in fields[8:]]
+            if fields[1] == "split" and len(stamps) == len(SPLIT_MARKS):
+                split[launch].append((sm, dict(zip(SPLIT_MARKS, stamps))))
+            elif fields[1] == "combine" and len(stamps) == 3:
+                combine[launch].append((sm, dict(zip(["entry", "waited", "end"], stamps))))
+    return split, combine
+
+
+def spread(values):
+    values = sorted(values)
+    if not values:
+        return "-"
+    p10 = values[len(values) // 10]
+    p90 = values[(len(values) * 9) // 10]
+    return (f"min {values[0]:7.2f}  p10 {p10:7.2f}  median {statistics.median(values):7.2f}  "
+            f"p90 {p90:7.2f}  max {values[-1]:7.2f}")
+
+
+def us(ns):
+    return ns / 1000.0
+
+
+def summarize(launch, ctas, combine, next_start):
+    t0 = min(m["entry"] for _, m in ctas)
+    print(f"launch {launch}: {len(ctas)} split CTAs on {len({sm for sm, _ in ctas})} SMs")
+    rows = [
+        ("start (from the first CTA's)", [us(m["entry"] - t0) for _, m in ctas]),
+        ("ramp: start -> first tile landed", [us(m["first_full"] - m["entry"]) for _, m in ctas]),
+        ("  of it start -> first copies issued", [us(m["issued0"] - m["entry"]) for _, m in ctas]),
+        ("  q ready (from start)", [us(m["q_ready"] - m["entry"]) for _, m in ctas]),
+        ("stream: first -> last tile landed", [us(m["last_full"] - m["first_full"]) for _, m in ctas]),
+        ("drain: last landed -> computed", [us(m["computed"] - m["last_full"]) for _, m in ctas]),
+        ("epilogue: computed -> written", [us(m["written"] - m["computed"]) for _, m in ctas]),
+        ("written (from the first start)", [us(m["written"] - t0) for _, m in ctas]),
+        ("last copies issued (from the first start)", [us(m["issued_last"] - t0) for _, m in ctas]),
+    ]
+    for name, values in rows:
+        print(f"  {name:<44} {spread(values)}")
+    per_sm = collections.Counter(sm for sm, _ in ctas)
+    for count in sorted(set(per_sm.values())):
+        ends = [us(m["written"] - t0) for sm, m in ctas if per_sm[sm] == count]
+        print(f"  CTAs on SMs holding {count}: written {spread(ends)}")
+    split_end = max(m["written"] for _, m in ctas)
+    if combine:
+        print(f"  combine: {len(combine)} CTAs; start {spread([us(m['entry'] - t0) for _, m in combine])}")
+        print(f"    past the wait {spread([us(m['waited'] - t0) for _, m in combine])}")
+        print(f"    end {spread([us(m['end'] - t0) for _, m in combine])}")
+        end = max(m["end"] for _, m in combine)
+    else:
+        end = split_end
+    print(f"  split end {us(split_end - t0):.2f} us; launch end {us(end - t0):.2f} us", end="")
+    if next_start is not None:
+        print(f"; next launch's first split start {us(next_start - t0):.2f} us "
+              f"(gap {us(next_start - end):.2f})")
+    else:
+        print()
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    split, combine = parse(sys.argv[1:])
+    launches = sorted(split)
+    for i, launch in enumerate(launches):
+        following = launches[i + 1] if i + 1 < len(launches) else None
+        next_start = (min(m["entry"] for _, m in split[following])
+                      if following == launch + 1 else None)
+        summarize(launch, split[launch], combine.get(launch, []), next_start)
+
+
+if __name__ == "__main__":
+    main()
