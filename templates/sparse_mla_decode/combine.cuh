@@ -171,7 +171,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 8)
     sparse_mla_decode_combine(const smla::CombineParams p) {
   static_assert(smla::kLatentDim == NUM_THREADS * 4, "a chunk's threads own 4 dims each");
   __shared__ float4 slice_sums[NUM_THREADS];
-  SMLA_TL_ENTER_COMBINE();  // timeline.cuh: nothing unless the diagnostic build
+  SMLA_TL_ENTER_COMBINE();           // timeline.cuh: nothing unless the diagnostic build
   if (p.reset_tickets != nullptr) {  // merge 3: before the split, its programmatic dependent
     ptx::launch_dependents();        // the split waits for this grid's completion before any ticket
     const int ticket = static_cast<int>(blockIdx.x) * NUM_THREADS + static_cast<int>(threadIdx.x);

@@ -69,18 +69,18 @@ __device__ __forceinline__ void print_combine() {
 
 }  // namespace smla_timeline
 
-#define SMLA_TL_MARK(cond, mark)                                                   \
-  do {                                                                             \
+#define SMLA_TL_MARK(cond, mark)                                                    \
+  do {                                                                              \
     if (cond) smla_timeline::marks()[smla_timeline::mark] = ptx::global_timer_ns(); \
   } while (0)
 #define SMLA_TL_ENTER_SPLIT() smla_timeline::enter(&smla_timeline::split_ctas_started)
 #define SMLA_TL_ENTER_COMBINE() smla_timeline::enter(&smla_timeline::combine_ctas_started)
-#define SMLA_TL_PRINT_SPLIT()                  \
-  do {                                         \
-    if (threadIdx.x == 0) {                    \
-      SMLA_TL_MARK(true, kWritten);            \
-      smla_timeline::print_split();            \
-    }                                          \
+#define SMLA_TL_PRINT_SPLIT()       \
+  do {                              \
+    if (threadIdx.x == 0) {         \
+      SMLA_TL_MARK(true, kWritten); \
+      smla_timeline::print_split(); \
+    }                               \
   } while (0)
 #define SMLA_TL_PRINT_COMBINE() smla_timeline::print_combine()
 #else
