@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Summarizes the per-CTA timeline lines ("TL split ..." / "TL combine ...") that the diagnostic
-tuner (scripts/devcarry_timeline_tuner.sh, templates/sparse_mla_decode/timeline.cuh) prints for two
+tuner (scripts/devcarry_variant_tuner.sh, templates/sparse_mla_decode/timeline.cuh) prints for two
 consecutive launches: where a launch's time goes, in microseconds from its first split CTA's start.
   ramp     the CTA's start -> its first tile landed (ids, then the first bulk copies)
   stream   first tile landed -> last tile landed
@@ -12,8 +12,8 @@ import collections
 import statistics
 import sys
 
-SPLIT_MARKS = ["entry", "issued0", "q_ready", "first_full", "last_full", "issued_last", "computed",
-               "written"]
+SPLIT_MARKS = ["entry", "ids_loaded", "issued0", "q_ready", "first_full", "last_full", "issued_last",
+               "computed", "written"]
 
 
 def parse(paths):
@@ -53,6 +53,7 @@ def summarize(launch, ctas, combine, next_start):
     rows = [
         ("start (from the first CTA's)", [us(m["entry"] - t0) for _, m in ctas]),
         ("ramp: start -> first tile landed", [us(m["first_full"] - m["entry"]) for _, m in ctas]),
+        ("  of it start -> first ids loaded", [us(m["ids_loaded"] - m["entry"]) for _, m in ctas]),
         ("  of it start -> first copies issued", [us(m["issued0"] - m["entry"]) for _, m in ctas]),
         ("  q ready (from start)", [us(m["q_ready"] - m["entry"]) for _, m in ctas]),
         ("stream: first -> last tile landed", [us(m["last_full"] - m["first_full"]) for _, m in ctas]),

@@ -220,5 +220,5 @@ __global__ void __launch_bounds__(NUM_THREADS, 8)
   *reinterpret_cast<uint2*>(out) =
       make_uint2(ptx::pack_bf16x2(sum.x, sum.y), ptx::pack_bf16x2(sum.z, sum.w));
   if (threadIdx.x == 0 && blockIdx.z == 0) p.lse[bh] = max_lse + logf(weight_sum);
-  if (threadIdx.x == 0) SMLA_TL_PRINT_COMBINE();
+  SMLA_TL_LEAVE_COMBINE();
 }

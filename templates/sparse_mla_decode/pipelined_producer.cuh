@@ -71,6 +71,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
         }
       }
     }
+    SMLA_TL_MARK(thread == 0 && tile == 0 && ids[0] != -2, kIdsLoaded);  // waits for the load
     // Zero rows written here by st.shared may take a bulk copy a ring cycle later: generic writes
     // before async-proxy ones of the same thread need the proxy fence.
     if (zeroed) ptx::fence_proxy_async_shared();
@@ -85,6 +86,10 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     }
     SMLA_TL_MARK(thread == 0 && tile == 0, kIssued0);
     SMLA_TL_MARK(thread == 0 && tile + 1 == num_tiles, kIssuedLast);
+#ifdef SMLA_EXP_Q_AFTER_IDS  // an experiment (timeline.cuh): the consumers load q after this
+    if (tile == 0)
+      asm volatile("bar.arrive 2, %0;\n" ::"r"((NUM_WARPS + PRODUCERS) * 32) : "memory");
+#endif
     fetch(tile + 1);  // the next tile's ids load while this one's copies fly
     if constexpr (kHandoff) {
       unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);

@@ -305,6 +305,9 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
                                 UNPACK, SCHEDULE>(p, layout, smem, range)) {
       return;
     }
+#ifdef SMLA_EXP_Q_AFTER_IDS  // an experiment (timeline.cuh): q loads once tile 0's copies flew
+    ptx::named_barrier_sync(2, (NUM_WARPS + PRODUCERS) * 32);
+#endif
     smla_pipe::prepare_q<BLOCK_H, kConsumerThreads, KV_FORMAT, MMA, UNPACK>(
         p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, 0));
     ptx::named_barrier_sync(1, kConsumerThreads);
@@ -385,5 +388,5 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
           min(BLOCK_H, p.n_local_heads - first_head));
     }
   }
-  SMLA_TL_PRINT_SPLIT();
+  SMLA_TL_LEAVE_SPLIT();
 }

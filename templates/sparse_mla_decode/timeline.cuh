@@ -1,10 +1,13 @@
 #pragma once
 // A diagnostic timeline of the split and combine kernels, compiled in only where SMLA_TIMELINE is
-// defined (the number of the launch to print: scripts/devcarry_timeline_tuner.sh builds such a
-// `tuner`; the tuner's own kernels never define it, so every mark below compiles to nothing).
-// Per CTA, %globaltimer stamps (ns) of the marks below, kept in static shared memory and printed
-// by one thread at the CTA's end for launches SMLA_TIMELINE and SMLA_TIMELINE + 1 (counted per
-// module from the CTAs that started: CTAs of one launch all start before the next launch's).
+// defined (the first of the two launches to record: scripts/devcarry_variant_tuner.sh builds such
+// a `tuner`; the tuner's own kernels never define it, so every mark below compiles to nothing).
+// Per CTA, %globaltimer stamps (ns) of the marks below, kept in static shared memory. Launches
+// SMLA_TIMELINE and SMLA_TIMELINE + 1 store them to a global log at the CTA's end, and launch
+// SMLA_TIMELINE + 3 prints the log, so that the recorded launches run as the timed ones do (a
+// printf at their end would hold the grid, the combine's wait and the next launch). Launches are
+// counted per module from the CTAs that started (one launch's CTAs all start before the next's);
+// the count's atomic is read at the end only, so that it holds nothing up at the start.
 // scripts/timeline.py turns the lines into the ramp / stream / drain / combine parts of a launch.
 #include "common/ptx.cuh"
 
@@ -13,19 +16,24 @@ namespace smla_timeline {
 
 enum Mark : int {
   kEntry,       // the CTA's first instruction (thread 0)
-  kIssued0,     // the producers' first tile copies issued (its ids loaded)
+  kIdsLoaded,   // the producers' first tile ids in registers (producer thread 0)
+  kIssued0,     // the producers' first tile copies issued
   kQReady,      // the consumers' q in shared memory
-  kFirstFull,   // the first tile landed (consumer thread 0 past its full barrier)
+  kFirstFull,   // the first tile landed (consumer thread 0 past its full barrier); the combine:
+                // past its wait for the split grid
   kLastFull,    // the last tile landed
   kIssuedLast,  // the producers' last tile copies issued
-  kComputed,    // the last tile's softmax and P.V done
-  kWritten,     // the output (or partial) written
-  kLaunch,      // not a stamp: the launch number
+  kComputed,    // the last tile's softmax and P.V done (consumer thread 0)
+  kWritten,     // the output (or partial) written, any in-kernel merge done; the combine's end
   kMarks
 };
+constexpr int kSplitCtas = 4096;     // CTAs per launch the log holds (the rest are not recorded)
+constexpr int kCombineCtas = 16384;  // likewise for the combine
 
 __device__ unsigned split_ctas_started;
 __device__ unsigned combine_ctas_started;
+__device__ unsigned long long split_log[2][kSplitCtas][kMarks + 1];  // + the SM
+__device__ unsigned long long combine_log[2][kCombineCtas][4];       // SM, entry, waited, end
 
 __device__ __forceinline__ unsigned long long* marks() {
   __shared__ unsigned long long stamps[kMarks];
@@ -33,6 +41,9 @@ __device__ __forceinline__ unsigned long long* marks() {
 }
 
 __device__ __forceinline__ unsigned grid_ctas() { return gridDim.x * gridDim.y * gridDim.z; }
+__device__ __forceinline__ unsigned cta_index() {
+  return (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+}
 
 __device__ __forceinline__ unsigned sm_id() {
   unsigned id;
@@ -40,31 +51,51 @@ __device__ __forceinline__ unsigned sm_id() {
   return id;
 }
 
-// Thread 0 at the CTA's start: the entry stamp and the launch number.
-__device__ __forceinline__ void enter(unsigned* started) {
-  if (threadIdx.x != 0) return;
+// Thread 0 at the CTA's start: the entry stamp, and the ticket whose launch number is read at
+// the end (0 for the other threads).
+__device__ __forceinline__ unsigned enter(unsigned* started) {
+  if (threadIdx.x != 0) return 0;
   marks()[kEntry] = ptx::global_timer_ns();
-  marks()[kLaunch] = atomicAdd(started, 1u) / grid_ctas();
+  return atomicAdd(started, 1u);
 }
 
-__device__ __forceinline__ bool printed_launch(unsigned long long launch) {
-  return launch == SMLA_TIMELINE || launch == SMLA_TIMELINE + 1;
+// Thread 0 at the CTA's end: records launches SMLA_TIMELINE and + 1, prints them in + 3.
+__device__ __forceinline__ void leave_split(unsigned ticket) {
+  const unsigned launch = ticket / grid_ctas();
+  const unsigned cta = cta_index();
+  if (cta >= kSplitCtas) return;
+  if (launch == SMLA_TIMELINE || launch == SMLA_TIMELINE + 1) {
+    unsigned long long* entry = split_log[launch - SMLA_TIMELINE][cta];
+    for (int m = 0; m < kMarks; ++m) entry[m] = marks()[m];
+    entry[kMarks] = sm_id();
+  }
+  if (launch != SMLA_TIMELINE + 3) return;
+  for (int k = 0; k < 2; ++k) {
+    const unsigned long long* m = split_log[k][cta];
+    printf("TL split %d %u %u %u sm %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
+           SMLA_TIMELINE + k, blockIdx.x, blockIdx.y, blockIdx.z, m[kMarks], m[kEntry],
+           m[kIdsLoaded], m[kIssued0], m[kQReady], m[kFirstFull], m[kLastFull], m[kIssuedLast],
+           m[kComputed], m[kWritten]);
+  }
 }
 
-__device__ __forceinline__ void print_split() {
-  const unsigned long long* m = marks();
-  if (!printed_launch(m[kLaunch])) return;
-  printf("TL split %llu %u %u %u sm %u %llu %llu %llu %llu %llu %llu %llu %llu\n", m[kLaunch],
-         blockIdx.x, blockIdx.y, blockIdx.z, sm_id(), m[kEntry], m[kIssued0], m[kQReady],
-         m[kFirstFull], m[kLastFull], m[kIssuedLast], m[kComputed], m[kWritten]);
-}
-
-// The combine's marks: kEntry, kFirstFull (past its wait for the split grid), then its end.
-__device__ __forceinline__ void print_combine() {
-  const unsigned long long* m = marks();
-  if (!printed_launch(m[kLaunch])) return;
-  printf("TL combine %llu %u %u %u sm %u %llu %llu %llu\n", m[kLaunch], blockIdx.x, blockIdx.y,
-         blockIdx.z, sm_id(), m[kEntry], m[kFirstFull], ptx::global_timer_ns());
+__device__ __forceinline__ void leave_combine(unsigned ticket) {
+  const unsigned launch = ticket / grid_ctas();
+  const unsigned cta = cta_index();
+  if (cta >= kCombineCtas) return;
+  if (launch == SMLA_TIMELINE || launch == SMLA_TIMELINE + 1) {
+    unsigned long long* entry = combine_log[launch - SMLA_TIMELINE][cta];
+    entry[0] = sm_id();
+    entry[1] = marks()[kEntry];
+    entry[2] = marks()[kFirstFull];
+    entry[3] = ptx::global_timer_ns();
+  }
+  if (launch != SMLA_TIMELINE + 3) return;
+  for (int k = 0; k < 2; ++k) {
+    const unsigned long long* m = combine_log[k][cta];
+    printf("TL combine %d %u %u %u sm %llu %llu %llu %llu\n", SMLA_TIMELINE + k, blockIdx.x,
+           blockIdx.y, blockIdx.z, m[0], m[1], m[2], m[3]);
+  }
 }
 
 }  // namespace smla_timeline
@@ -73,16 +104,21 @@ __device__ __forceinline__ void print_combine() {
   do {                                                                              \
     if (cond) smla_timeline::marks()[smla_timeline::mark] = ptx::global_timer_ns(); \
   } while (0)
-#define SMLA_TL_ENTER_SPLIT() smla_timeline::enter(&smla_timeline::split_ctas_started)
-#define SMLA_TL_ENTER_COMBINE() smla_timeline::enter(&smla_timeline::combine_ctas_started)
-#define SMLA_TL_PRINT_SPLIT()       \
-  do {                              \
-    if (threadIdx.x == 0) {         \
-      SMLA_TL_MARK(true, kWritten); \
-      smla_timeline::print_split(); \
-    }                               \
+#define SMLA_TL_ENTER_SPLIT() \
+  const unsigned smla_tl_ticket = smla_timeline::enter(&smla_timeline::split_ctas_started)
+#define SMLA_TL_ENTER_COMBINE() \
+  const unsigned smla_tl_ticket = smla_timeline::enter(&smla_timeline::combine_ctas_started)
+#define SMLA_TL_LEAVE_SPLIT()                     \
+  do {                                            \
+    if (threadIdx.x == 0) {                       \
+      SMLA_TL_MARK(true, kWritten);               \
+      smla_timeline::leave_split(smla_tl_ticket); \
+    }                                             \
   } while (0)
-#define SMLA_TL_PRINT_COMBINE() smla_timeline::print_combine()
+#define SMLA_TL_LEAVE_COMBINE()                                         \
+  do {                                                                  \
+    if (threadIdx.x == 0) smla_timeline::leave_combine(smla_tl_ticket); \
+  } while (0)
 #else
 #define SMLA_TL_MARK(cond, mark) \
   do {                           \
@@ -93,10 +129,10 @@ __device__ __forceinline__ void print_combine() {
 #define SMLA_TL_ENTER_COMBINE() \
   do {                          \
   } while (0)
-#define SMLA_TL_PRINT_SPLIT() \
+#define SMLA_TL_LEAVE_SPLIT() \
   do {                        \
   } while (0)
-#define SMLA_TL_PRINT_COMBINE() \
+#define SMLA_TL_LEAVE_COMBINE() \
   do {                          \
   } while (0)
 #endif

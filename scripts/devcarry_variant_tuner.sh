@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# On the CPU machine: builds a diagnostic or experimental `tuner` into .devcarry/bin/tuner_NAME,
+# whose kernels see the given macros (defined at the top of templates/sparse_mla_decode/timeline.cuh,
+# which every split and combine kernel includes), e.g.
+#   SMLA_TIMELINE=100      the per-CTA timeline of launches 100 and 101 (timeline.cuh)
+#   SMLA_EXP_Q_AFTER_IDS   an experiment: the consumers load q once tile 0's copies are issued
+# It edits the header for one build of build/, then restores it and rebuilds, so build/tuner/tuner
+# is the tuner's own again. The templates are embedded, so the binary needs nothing else.
+# Usage: scripts/devcarry_variant_tuner.sh NAME MACRO[=VALUE] ...   (run devcarry_refresh.sh too)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+name=${1:?usage: scripts/devcarry_variant_tuner.sh NAME MACRO[=VALUE] ...}
+shift
+header=templates/sparse_mla_decode/timeline.cuh
+git diff --quiet -- "$header" || { echo "$header has local changes: commit them first" >&2; exit 2; }
+trap 'git checkout -- "$header"; cmake --build build --target tuner >/dev/null' EXIT
+defines=""
+for macro in "$@"; do defines="$defines\n#define ${macro/=/ }"; done
+sed -i "s|^#pragma once\$|#pragma once$defines|" "$header"
+cmake --build build --target tuner >/dev/null
+mkdir -p .devcarry/bin
+cp build/tuner/tuner ".devcarry/bin/tuner_$name"
+echo "devcarry_variant_tuner: .devcarry/bin/tuner_$name with $*"
