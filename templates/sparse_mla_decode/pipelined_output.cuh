@@ -105,4 +105,64 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
       });
 }
 
+#ifdef SMLA_EXP_STAGED_OUTPUT
+// An experiment (timeline.cuh): the rows staged in shared memory at `stage` (the ring, free once
+// the range's last tile is consumed), then written out in 16-byte pieces, each row's 1 KB (bf16)
+// or 2 KB (fp32) contiguous, instead of 4- / 8-byte stores scattered over 8 rows a warp.
+constexpr unsigned kStagedRowPad = 16;  // 8 rows of a warp's fragment store start 4 banks apart
+SMLA_HD constexpr unsigned staged_output_bytes(int block_h, bool fp32) {
+  return static_cast<unsigned>(block_h) * (smla::kLatentDim * (fp32 ? 4u : 2u) + kStagedRowPad);
+}
+
+template <int BLOCK_H, int NUM_WARPS, int KV_FORMAT>
+__device__ __forceinline__ void write_output_staged(const smla::SplitParams& p,
+                                                    Accumulator<BLOCK_H, NUM_WARPS>& acc,
+                                                    unsigned char* stage, const RowWork& work,
+                                                    float value_scale) {
+  const long long first_bh =
+      static_cast<long long>(work.batch_item) * p.n_local_heads + work.first_head;
+  const bool single_split = work.whole_row;
+  const bool fp32 = !single_split && p.partials != smla::kPartialsBf16;
+  const unsigned row_bytes = smla::kLatentDim * (fp32 ? 4u : 2u);
+  const unsigned stride = row_bytes + kStagedRowPad;
+  const int heads = min(BLOCK_H, p.n_local_heads - work.first_head);
+  ptx::named_barrier_sync(1, NUM_WARPS * 32);  // every consumer warp done reading the ring
+  for_each_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
+      acc, heads, value_scale,
+      [&](int row, int dim, float lo, float hi) {
+        if (fp32) {
+          *reinterpret_cast<float2*>(stage + row * stride + dim * 4) = make_float2(lo, hi);
+        } else {
+          *reinterpret_cast<unsigned*>(stage + row * stride + dim * 2) = ptx::pack_bf16x2(lo, hi);
+        }
+      },
+      [&](int row, float value) {
+        if (single_split) {
+          p.lse[first_bh + row] = value;
+        } else {
+          p.partial_lse[(first_bh + row) * p.num_splits + work.part] = value;
+        }
+      });
+  ptx::named_barrier_sync(1, NUM_WARPS * 32);
+  const int pieces_per_row = static_cast<int>(row_bytes / 16);
+  for (int i = threadIdx.x; i < heads * pieces_per_row; i += NUM_WARPS * 32) {
+    const int row = i / pieces_per_row;
+    const int piece = i - row * pieces_per_row;
+    const uint4 value = *reinterpret_cast<const uint4*>(stage + row * stride + piece * 16);
+    unsigned char* out;
+    if (single_split) {
+      out = reinterpret_cast<unsigned char*>(p.out + (first_bh + row) * smla::kLatentDim);
+    } else if (!fp32) {
+      out = reinterpret_cast<unsigned char*>(reinterpret_cast<unsigned short*>(p.partial_out) +
+                                             ((first_bh + row) * p.num_splits + work.part) *
+                                                 smla::kLatentDim);
+    } else {
+      out = reinterpret_cast<unsigned char*>(
+          p.partial_out + ((first_bh + row) * p.num_splits + work.part) * smla::kLatentDim);
+    }
+    *reinterpret_cast<uint4*>(out + piece * 16) = value;
+  }
+}
+#endif
+
 }  // namespace smla_pipe

@@ -350,7 +350,19 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     } else if (last_row) {
       ptx::launch_dependents();  // see the note above the kernel
     }
+#ifdef SMLA_EXP_STAGED_OUTPUT  // an experiment (timeline.cuh)
+    constexpr bool kStaged =
+        SCHEDULE == smla::kScheduleSplits &&
+        smla_pipe::staged_output_bytes(BLOCK_H, true) <= layout.ring_stage_bytes * NUM_STAGES;
+    if (kStaged && p.partials != smla::kPartialsCluster) {
+      smla_pipe::write_output_staged<BLOCK_H, NUM_WARPS, KV_FORMAT>(
+          p, acc, smem + layout.ring_offset, work, value_scale);
+    } else {
+      smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, work, value_scale);
+    }
+#else
     smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, work, value_scale);
+#endif
     if (last_row) break;
     if constexpr (kHandoff) {  // stored by the producers (q_handoff.cuh)
       ptx::mbarrier_wait(smla_pipe::q_free_barrier(full, NUM_STAGES) + 1, handoffs & 1);  // q_full
