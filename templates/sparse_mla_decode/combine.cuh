@@ -18,6 +18,11 @@
 namespace smla_combine {
 
 constexpr int kInFlight = 8;
+#ifdef SMLA_EXP_ROW_FLAGS  // the experiment's combine reads partials of a grid still running
+constexpr bool kCombineThroughL2 = true;
+#else
+constexpr bool kCombineThroughL2 = false;
+#endif
 
 // How many of the row's partial slots hold parts: every slot with per-row splits; under the
 // balanced schedule the CTAs that ran the row's tiles (1: the split kernel wrote the row out).
@@ -117,10 +122,10 @@ __device__ __forceinline__ SliceBatch load_batch(const float* partials, const fl
 #pragma unroll
   for (int j = 0; j < kInFlight; ++j) {
     const int s = first + j * step;
-    batch.lse[j] = s < parts ? lse[s] : ptx::neg_inf();
-    batch.part[j] =
-        s < parts ? load_part<false, BF16>(partials, static_cast<long long>(s) * smla::kLatentDim)
-                  : make_float4(0.f, 0.f, 0.f, 0.f);
+    batch.lse[j] = s < parts ? load<kCombineThroughL2>(lse + s) : ptx::neg_inf();
+    batch.part[j] = s < parts ? load_part<kCombineThroughL2, BF16>(
+                                    partials, static_cast<long long>(s) * smla::kLatentDim)
+                              : make_float4(0.f, 0.f, 0.f, 0.f);
   }
   return batch;
 }
@@ -149,12 +154,13 @@ template <bool BF16>
 __device__ __forceinline__ float4 combine_slice(const float* partials, const float* lse, int slice,
                                                 int step, int parts, LseWeights& weights) {
   const SliceBatch batch = load_batch<BF16>(partials, lse, slice, step, parts);
-  weights = lse_weights<false>(lse, parts);  // every warp reduces the lse itself: no barrier
+  weights =
+      lse_weights<kCombineThroughL2>(lse, parts);  // every warp reduces the lse itself: no barrier
   if (weights.max_lse == ptx::neg_inf()) return make_float4(0.f, 0.f, 0.f, 0.f);
   const float inv_weight_sum = 1.f / weights.weight_sum;
   float4 sum = weigh_batch(batch, weights.max_lse, inv_weight_sum);
-  const float4 rest = slice_sum<false, BF16>(partials, lse, slice + kInFlight * step, step, parts,
-                                             weights.max_lse, inv_weight_sum);
+  const float4 rest = slice_sum<kCombineThroughL2, BF16>(
+      partials, lse, slice + kInFlight * step, step, parts, weights.max_lse, inv_weight_sum);
   sum.x += rest.x;
   sum.y += rest.y;
   sum.z += rest.z;
@@ -180,7 +186,17 @@ __global__ void __launch_bounds__(NUM_THREADS, 8)
   }
   const int parts = smla_combine::parts_of_row(p);
   if (parts == 1) return;  // a row one CTA ran: written out by the split kernel
+#ifdef SMLA_EXP_ROW_FLAGS  // an experiment (timeline.cuh): wait for the row's splits alone
+  if (p.balanced_ctas == 0) {
+    smla_exp::wait_for_row_splits(
+        blockIdx.y * p.head_groups + blockIdx.x / p.block_h, parts,
+        min(p.block_h, p.n_local_heads - (blockIdx.x / p.block_h) * p.block_h) * gridDim.z);
+  } else {
+    ptx::grid_dependency_wait();
+  }
+#else
   ptx::grid_dependency_wait();
+#endif
   SMLA_TL_MARK(threadIdx.x == 0, kFirstFull);  // timeline.cuh: the partials may be read
   const long long bh = static_cast<long long>(blockIdx.y) * p.n_local_heads + blockIdx.x;
   const float* lse = p.partial_lse + bh * p.num_splits;

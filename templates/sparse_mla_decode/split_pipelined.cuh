@@ -331,6 +331,9 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     smla_pipe::clear(acc);
     const int row_end = smla_pipe::row_end_tile<SCHEDULE>(p, range, tile);
     for (; tile < row_end; ++tile) {
+#ifdef SMLA_EXP_ROW_FLAGS  // an experiment (timeline.cuh): the combine may launch this early
+      if (tile + 1 == num_tiles) ptx::launch_dependents();
+#endif
       const bool frees_q = kHandoff && tile + 1 == row_end && row_end < num_tiles;
       smla_pipe::consume_tile<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS,
                               UNPACK, kTokenSoftmax>(p, layout, smem, full, empty, tile, num_tiles,
@@ -362,6 +365,13 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     }
 #else
     smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, work, value_scale);
+#endif
+#ifdef SMLA_EXP_ROW_FLAGS  // an experiment (timeline.cuh)
+    if (SCHEDULE == smla::kScheduleSplits && p.partials != smla::kPartialsCluster &&
+        p.row_tickets == nullptr && p.row_arrivals == nullptr && !work.whole_row) {
+      smla_exp::count_row_split<kConsumerThreads>(static_cast<int>(blockIdx.z) * p.head_groups +
+                                                  static_cast<int>(blockIdx.y));
+    }
 #endif
     if (last_row) break;
     if constexpr (kHandoff) {  // stored by the producers (q_handoff.cuh)
