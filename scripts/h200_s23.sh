@@ -8,11 +8,16 @@
 #             the mbarrier init and the producers) and whose printf held the grid; call 2 the
 #             second (atomic read at the end, printed two launches later). TL_BINS adds diagnostic
 #             tuners of experiments (NAME: .devcarry/bin/tuner_NAME) timed at batch 64.
-#             Then the tuner's own kernels of the same configs, timed as usual.
+#             Then the tuner's own kernels of the same configs, timed as usual. TL_ONLY=1: the
+#             TL_BINS runs alone.
+#   ncu       Nsight Compute on the combine (and the split) of the batch-64 winner: one launch each
+#             after 40, caches left as the split leaves them (--cache-control none), speed of
+#             light, memory workload (L2 hit rate, DRAM bytes), scheduler and warp states.
 #   ab        the tuner against experiment builds (AB_BINS, .devcarry/bin/tuner_NAME), rounds
 #             tuner / NAME... / tuner / NAME..., the winners' structure at batches 1-256.
-# Usage: scripts/h200_s23.sh timeline|ab   (carry .devcarry; logs in $OUT/s23_STEP.tgz)
-step=${1:?usage: scripts/h200_s23.sh timeline|ab}
+#             MERGES (default 2|4; call 3 ran 1|2|4) picks the merges.
+# Usage: scripts/h200_s23.sh timeline|ncu|ab   (carry .devcarry; logs in $OUT/s23_STEP.tgz)
+step=${1:?usage: scripts/h200_s23.sh timeline|ncu|ab}
 source scripts/device_call_env.sh
 logs=$out/s23_$step
 mkdir -p "$logs"
@@ -31,17 +36,19 @@ case $step in
       grep -E "launch 100|ramp|stream|drain|epilogue|written \(|combine|past the|end |split end" \
         "$logs/$1.txt" | head -n 13
     }
+    [ -n "${TL_ONLY:-}" ] || {  # TL_ONLY=1: only the TL_BINS runs
     timeline b64_m4 64 "$t64,schedule=0,merge=4,target_ctas=256"
     timeline b64_m2 64 "$t64,schedule=0,merge=2,target_ctas=256"
     timeline b64_m4_tc512 64 "$t64,schedule=0,merge=4,target_ctas=512"
     timeline b64_s1 64 "$t64,schedule=1,merge=4,target_ctas=128"
     timeline b128_m2 128 "$t64,schedule=0,merge=2,target_ctas=1024"
     timeline b1_m4 1 "block_t=32,num_stages=4,schedule=0,merge=4,target_ctas=128"
+    }
     for bin in ${TL_BINS:-}; do
       timeline "b64_m4_$bin" 64 "$t64,schedule=0,merge=4,target_ctas=256"
     done
     unset bin
-    timeout 150 build/tuner/tuner bench --batches 1,64,128 --no-default --top 8 \
+    [ -n "${TL_ONLY:-}" ] || timeout 150 build/tuner/tuner bench --batches 1,64,128 --no-default --top 8 \
       --where "$common,$t64,schedule=0|1,merge=2|4,target_ctas=128|256|512|1024" \
       >"$logs/plain.log" 2>&1
     echo "== plain rc=$?"
@@ -54,7 +61,7 @@ case $step in
         path=.devcarry/bin/$bin
         [ "$bin" = tuner ] || path=.devcarry/bin/tuner_$bin
         timeout 100 "$path" bench --batches "${BATCHES:-1,8,32,64,128,256}" --no-default \
-          --where "$common,$t64,schedule=0,merge=2|4,target_ctas=256|512|1024" --best-per merge \
+          --where "$common,$t64,schedule=0,merge=${MERGES:-2|4},target_ctas=256|512|1024" --best-per merge \
           >"$logs/${bin}_$round.log" 2>&1
         echo "$bin round $round rc=$? at $(($(date +%s) - began)) s"
       done
@@ -67,6 +74,21 @@ case $step in
       echo
     done
     ;;
-  *) echo "unknown step '$step': use timeline or ab" >&2; exit 2 ;;
+  ncu)
+    export XDG_CACHE_HOME=/tmp/s23_cache
+    wanted="Duration|DRAM Throughput|L2 Hit|L1/TEX Hit|Memory Throughput|Executed Ipc A|Registers"
+    wanted="$wanted|Achieved Occupancy|Stall|Warp Cycles Per Issued|Issue Slots Busy|dram__bytes|lts__t"
+    for kernel in combine split_pipelined; do
+      timeout 150 ncu --clock-control none --cache-control none --target-processes all \
+        -k "regex:$kernel" --launch-skip 40 -c 1 --section SpeedOfLight \
+        --section MemoryWorkloadAnalysis --section SchedulerStats --section WarpStateStats \
+        --section Occupancy --section LaunchStats build/tuner/tuner bench --batches 64 \
+        --where "$common,$t64,schedule=0,merge=4,target_ctas=256" --no-default \
+        >"$logs/$kernel.txt" 2>&1
+      echo "== $kernel rc=$?"
+      grep -E "$wanted" "$logs/$kernel.txt" | sed -E 's/ +/ /g' | cut -c1-110 | head -30
+    done
+    ;;
+  *) echo "unknown step '$step': use timeline, ncu or ab" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s23_$step.tgz" "s23_$step" && rm -rf "$logs"
