@@ -18,11 +18,6 @@
 namespace smla_combine {
 
 constexpr int kInFlight = 8;
-#ifdef SMLA_EXP_ROW_FLAGS  // the experiment's combine reads partials of a grid still running
-constexpr bool kCombineThroughL2 = true;
-#else
-constexpr bool kCombineThroughL2 = false;
-#endif
 
 // How many of the row's partial slots hold parts: every slot with per-row splits; under the
 // balanced schedule the CTAs that ran the row's tiles (1: the split kernel wrote the row out).
@@ -122,10 +117,10 @@ __device__ __forceinline__ SliceBatch load_batch(const float* partials, const fl
 #pragma unroll
   for (int j = 0; j < kInFlight; ++j) {
     const int s = first + j * step;
-    batch.lse[j] = s < parts ? load<kCombineThroughL2>(lse + s) : ptx::neg_inf();
-    batch.part[j] = s < parts ? load_part<kCombineThroughL2, BF16>(
-                                    partials, static_cast<long long>(s) * smla::kLatentDim)
-                              : make_float4(0.f, 0.f, 0.f, 0.f);
+    batch.lse[j] = s < parts ? lse[s] : ptx::neg_inf();
+    batch.part[j] =
+        s < parts ? load_part<false, BF16>(partials, static_cast<long long>(s) * smla::kLatentDim)
+                  : make_float4(0.f, 0.f, 0.f, 0.f);
   }
   return batch;
 }
@@ -154,19 +149,99 @@ template <bool BF16>
 __device__ __forceinline__ float4 combine_slice(const float* partials, const float* lse, int slice,
                                                 int step, int parts, LseWeights& weights) {
   const SliceBatch batch = load_batch<BF16>(partials, lse, slice, step, parts);
-  weights =
-      lse_weights<kCombineThroughL2>(lse, parts);  // every warp reduces the lse itself: no barrier
+  weights = lse_weights<false>(lse, parts);  // every warp reduces the lse itself: no barrier
   if (weights.max_lse == ptx::neg_inf()) return make_float4(0.f, 0.f, 0.f, 0.f);
   const float inv_weight_sum = 1.f / weights.weight_sum;
   float4 sum = weigh_batch(batch, weights.max_lse, inv_weight_sum);
-  const float4 rest = slice_sum<kCombineThroughL2, BF16>(
-      partials, lse, slice + kInFlight * step, step, parts, weights.max_lse, inv_weight_sum);
+  const float4 rest = slice_sum<false, BF16>(partials, lse, slice + kInFlight * step, step, parts,
+                                             weights.max_lse, inv_weight_sum);
   sum.x += rest.x;
   sum.y += rest.y;
   sum.z += rest.z;
   sum.w += rest.w;
   return sum;
 }
+
+#ifdef SMLA_EXP_FAST_COMBINE
+// A row of one dim chunk and at most kInFlight parts (batch >= ~32): thread t owns dims 4t..4t+3
+// of every part. Every lse and partial is loaded at once (one trip to L2), then weighed, in
+// straight-line code: none of the general path's slices, chunk arithmetic, warp reductions or
+// block barrier (Nsight Compute, batch 64: the general path issued ~1,000 instructions a warp).
+// The parts stay in their stored form until weighed (bf16: 2 registers each, not 4).
+template <bool BF16>
+struct StoredPartOf {
+  using type = float4;
+};
+template <>
+struct StoredPartOf<true> {
+  using type = uint2;
+};
+template <bool BF16>
+using StoredPart = typename StoredPartOf<BF16>::type;
+
+template <bool BF16>
+__device__ __forceinline__ float4 unpack_part(const StoredPart<BF16>& bits) {
+  if constexpr (BF16) {
+    return make_float4(__uint_as_float(bits.x << 16), __uint_as_float(bits.x & 0xffff0000u),
+                       __uint_as_float(bits.y << 16), __uint_as_float(bits.y & 0xffff0000u));
+  } else {
+    return bits;
+  }
+}
+
+template <bool BF16>
+__device__ __noinline__ void combine_whole_row(const float* partial_out, const float* partial_lse,
+                                               unsigned short* out_rows, float* out_lse,
+                                               int n_local_heads, int num_splits, int parts) {
+  const long long bh = static_cast<long long>(blockIdx.y) * n_local_heads + blockIdx.x;
+  const float* lse = partial_lse + bh * num_splits;
+  const long long first_element = bh * num_splits * smla::kLatentDim + threadIdx.x * 4;
+  const StoredPart<BF16>* parts_at = reinterpret_cast<const StoredPart<BF16>*>(
+      BF16 ? static_cast<const void*>(reinterpret_cast<const unsigned short*>(partial_out) +
+                                      first_element)
+           : static_cast<const void*>(partial_out + first_element));
+  constexpr int kPartStride = smla::kLatentDim / 4;  // StoredPart elements from part to part
+  float part_lse[kInFlight];
+  StoredPart<BF16> part[kInFlight];
+#pragma unroll
+  for (int s = 0; s < kInFlight; ++s) {
+    part_lse[s] = s < parts ? lse[s] : ptx::neg_inf();
+    if (s < parts) part[s] = parts_at[s * kPartStride];
+  }
+  float max_lse = part_lse[0];
+#pragma unroll
+  for (int s = 1; s < kInFlight; ++s) max_lse = fmaxf(max_lse, part_lse[s]);
+  unsigned short* out = out_rows + bh * smla::kLatentDim + threadIdx.x * 4;
+  if (max_lse == ptx::neg_inf()) {  // no split saw a token
+    *reinterpret_cast<uint2*>(out) = make_uint2(0u, 0u);
+    if (threadIdx.x == 0) out_lse[bh] = max_lse;
+    return;
+  }
+  float weight_sum = 0.f;
+#pragma unroll
+  for (int s = 0; s < kInFlight; ++s) {
+    part_lse[s] = expf(part_lse[s] - max_lse);  // from here on, the part's weight
+    weight_sum += part_lse[s];
+  }
+  const float inv_weight_sum = 1.f / weight_sum;
+  float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+  for (int s = 0; s < kInFlight; ++s) {
+    // An empty split (weight 0) is selected out: its partial's bits need not be finite.
+    if (s < parts && part_lse[s] != 0.f) {
+      const float w = part_lse[s] * inv_weight_sum;
+      const float4 v = unpack_part<BF16>(part[s]);
+      sum.x += w * v.x;
+      sum.y += w * v.y;
+      sum.z += w * v.z;
+      sum.w += w * v.w;
+    }
+  }
+  *reinterpret_cast<uint2*>(out) =
+      make_uint2(ptx::pack_bf16x2(sum.x, sum.y), ptx::pack_bf16x2(sum.z, sum.w));
+  if (threadIdx.x == 0) out_lse[bh] = max_lse + logf(weight_sum);
+}
+#endif
 
 }  // namespace smla_combine
 
@@ -186,18 +261,16 @@ __global__ void __launch_bounds__(NUM_THREADS, 8)
   }
   const int parts = smla_combine::parts_of_row(p);
   if (parts == 1) return;  // a row one CTA ran: written out by the split kernel
-#ifdef SMLA_EXP_ROW_FLAGS  // an experiment (timeline.cuh): wait for the row's splits alone
-  if (p.balanced_ctas == 0) {
-    smla_exp::wait_for_row_splits(
-        blockIdx.y * p.head_groups + blockIdx.x / p.block_h, parts,
-        min(p.block_h, p.n_local_heads - (blockIdx.x / p.block_h) * p.block_h) * gridDim.z);
-  } else {
-    ptx::grid_dependency_wait();
-  }
-#else
   ptx::grid_dependency_wait();
-#endif
   SMLA_TL_MARK(threadIdx.x == 0, kFirstFull);  // timeline.cuh: the partials may be read
+#ifdef SMLA_EXP_FAST_COMBINE                   // an experiment (timeline.cuh)
+  if (p.dim_chunks == 1 && p.num_splits <= smla_combine::kInFlight && p.bf16_partials != 0) {
+    smla_combine::combine_whole_row<true>(p.partial_out, p.partial_lse, p.out, p.lse,
+                                          p.n_local_heads, p.num_splits, parts);
+    SMLA_TL_LEAVE_COMBINE();
+    return;
+  }
+#endif
   const long long bh = static_cast<long long>(blockIdx.y) * p.n_local_heads + blockIdx.x;
   const float* lse = p.partial_lse + bh * p.num_splits;
   const int groups = NUM_THREADS / p.dim_chunks;  // 4-dim groups per chunk

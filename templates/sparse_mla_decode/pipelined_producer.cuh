@@ -86,10 +86,6 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     }
     SMLA_TL_MARK(thread == 0 && tile == 0, kIssued0);
     SMLA_TL_MARK(thread == 0 && tile + 1 == num_tiles, kIssuedLast);
-#ifdef SMLA_EXP_Q_AFTER_IDS  // an experiment (timeline.cuh): the consumers load q after this
-    if (tile == 0)
-      asm volatile("bar.arrive 2, %0;\n" ::"r"((NUM_WARPS + PRODUCERS) * 32) : "memory");
-#endif
     fetch(tile + 1);  // the next tile's ids load while this one's copies fly
     if constexpr (kHandoff) {
       unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);

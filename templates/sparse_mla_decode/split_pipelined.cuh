@@ -305,9 +305,6 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
                                 UNPACK, SCHEDULE>(p, layout, smem, range)) {
       return;
     }
-#ifdef SMLA_EXP_Q_AFTER_IDS  // an experiment (timeline.cuh): q loads once tile 0's copies flew
-    ptx::named_barrier_sync(2, (NUM_WARPS + PRODUCERS) * 32);
-#endif
     smla_pipe::prepare_q<BLOCK_H, kConsumerThreads, KV_FORMAT, MMA, UNPACK>(
         p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, 0));
     ptx::named_barrier_sync(1, kConsumerThreads);
@@ -331,9 +328,6 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     smla_pipe::clear(acc);
     const int row_end = smla_pipe::row_end_tile<SCHEDULE>(p, range, tile);
     for (; tile < row_end; ++tile) {
-#ifdef SMLA_EXP_ROW_FLAGS  // an experiment (timeline.cuh): the combine may launch this early
-      if (tile + 1 == num_tiles) ptx::launch_dependents();
-#endif
       const bool frees_q = kHandoff && tile + 1 == row_end && row_end < num_tiles;
       smla_pipe::consume_tile<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS,
                               UNPACK, kTokenSoftmax>(p, layout, smem, full, empty, tile, num_tiles,
@@ -353,26 +347,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     } else if (last_row) {
       ptx::launch_dependents();  // see the note above the kernel
     }
-#ifdef SMLA_EXP_STAGED_OUTPUT  // an experiment (timeline.cuh)
-    constexpr bool kStaged =
-        SCHEDULE == smla::kScheduleSplits &&
-        smla_pipe::staged_output_bytes(BLOCK_H, true) <= layout.ring_stage_bytes * NUM_STAGES;
-    if (kStaged && p.partials != smla::kPartialsCluster) {
-      smla_pipe::write_output_staged<BLOCK_H, NUM_WARPS, KV_FORMAT>(
-          p, acc, smem + layout.ring_offset, work, value_scale);
-    } else {
-      smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, work, value_scale);
-    }
-#else
     smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, work, value_scale);
-#endif
-#ifdef SMLA_EXP_ROW_FLAGS  // an experiment (timeline.cuh)
-    if (SCHEDULE == smla::kScheduleSplits && p.partials != smla::kPartialsCluster &&
-        p.row_tickets == nullptr && p.row_arrivals == nullptr && !work.whole_row) {
-      smla_exp::count_row_split<kConsumerThreads>(static_cast<int>(blockIdx.z) * p.head_groups +
-                                                  static_cast<int>(blockIdx.y));
-    }
-#endif
     if (last_row) break;
     if constexpr (kHandoff) {  // stored by the producers (q_handoff.cuh)
       ptx::mbarrier_wait(smla_pipe::q_free_barrier(full, NUM_STAGES) + 1, handoffs & 1);  // q_full

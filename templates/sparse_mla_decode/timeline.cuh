@@ -11,41 +11,6 @@
 // scripts/timeline.py turns the lines into the ramp / stream / drain / combine parts of a launch.
 #include "common/ptx.cuh"
 
-#ifdef SMLA_EXP_ROW_FLAGS
-// An experiment: a split CTA of a row counts itself in row_done once its partial is stored; the
-// combine (launched as its programmatic dependent, triggered at each CTA's last tile) waits for
-// its row's count instead of the whole grid, and the row's last combine CTA past the wait zeroes
-// both counters (the next launch's split starts after this combine grid ends).
-namespace smla_exp {
-__device__ unsigned row_done[1 << 16];
-__device__ unsigned row_consumed[1 << 16];
-
-// Every consumer thread of a split CTA, after its partial's stores.
-template <int CONSUMER_THREADS>
-__device__ __forceinline__ void count_row_split(int row) {
-  __threadfence();
-  asm volatile("bar.sync 1, %0;\n" ::"r"(CONSUMER_THREADS) : "memory");
-  if (threadIdx.x == 0) {
-    __threadfence();
-    atomicAdd(&row_done[row], 1u);
-  }
-}
-
-// Every thread of a combine CTA, before reading the row's partials.
-__device__ __forceinline__ void wait_for_row_splits(int row, int parts, int row_ctas) {
-  if (threadIdx.x == 0) {
-    while (ptx::ld_acquire_gpu(&row_done[row]) < static_cast<unsigned>(parts)) __nanosleep(64);
-    if (atomicAdd(&row_consumed[row], 1u) + 1u == static_cast<unsigned>(row_ctas)) {
-      row_consumed[row] = 0u;
-      row_done[row] = 0u;
-    }
-  }
-  __syncthreads();
-  __threadfence();
-}
-}  // namespace smla_exp
-#endif
-
 #ifdef SMLA_TIMELINE
 namespace smla_timeline {
 
