@@ -12,7 +12,8 @@
 #             TL_BINS runs alone.
 #   ncu       Nsight Compute on the combine (and the split) of the batch-64 winner: one launch each
 #             after 40, caches left as the split leaves them (--cache-control none), speed of
-#             light, memory workload (L2 hit rate, DRAM bytes), scheduler and warp states.
+#             light, memory workload (L2 hit rate, DRAM bytes), scheduler and warp states. NCU_BIN
+#             profiles another tuner; NCU_KERNELS (default "combine split_pipelined") picks.
 #   ab        the tuner against experiment builds (AB_BINS, .devcarry/bin/tuner_NAME), rounds
 #             tuner / NAME... / tuner / NAME..., the winners' structure at batches 1-256.
 #             MERGES (default 2|4; call 3 ran 1|2|4) picks the merges.
@@ -78,11 +79,11 @@ case $step in
     export XDG_CACHE_HOME=/tmp/s23_cache
     wanted="Duration|DRAM Throughput|L2 Hit|L1/TEX Hit|Memory Throughput|Executed Ipc A|Registers"
     wanted="$wanted|Achieved Occupancy|Stall|Warp Cycles Per Issued|Issue Slots Busy|dram__bytes|lts__t"
-    for kernel in combine split_pipelined; do
+    for kernel in ${NCU_KERNELS:-combine split_pipelined}; do
       timeout 150 ncu --clock-control none --cache-control none --target-processes all \
         -k "regex:$kernel" --launch-skip 40 -c 1 --section SpeedOfLight \
         --section MemoryWorkloadAnalysis --section SchedulerStats --section WarpStateStats \
-        --section Occupancy --section LaunchStats build/tuner/tuner bench --batches 64 \
+        --section Occupancy --section LaunchStats "${NCU_BIN:-build/tuner/tuner}" bench --batches 64 \
         --where "$common,$t64,schedule=0,merge=4,target_ctas=256" --no-default \
         >"$logs/$kernel.txt" 2>&1
       echo "== $kernel rc=$?"
