@@ -6,6 +6,11 @@
 // batch with many splits (small batches) spreads its loads over C times the CTAs and the threads of
 // a CTA keep up to kInFlight loads each in flight instead of one dependent load per split (the
 // earlier form took 7.6-8 us at batch 64 and 128 under Nsight Compute: BENCHMARKS.md section 7).
+// A row of one chunk and at most kInFlight splits (batch 32 and up at 16 heads) takes a
+// straight-line path instead (combine_whole_row): the general one issued ~1,000 instructions a
+// warp there and held batch 64's launch ~2 us past the split (BENCHMARKS.md section 7,
+// twenty-third session). Each path is a call of its own, so that neither's registers crowd the
+// other's under the 64-register bound (inlined together, the general path spilled).
 // Launched as a programmatic dependent of the split kernel (config value pdl 1), it may start
 // while the split grid's last CTAs run, and waits for the partials before its first read. Under
 // merge 3 it runs before the split instead, in its ticket-reset mode (last_cta_merge.cuh).
@@ -162,12 +167,12 @@ __device__ __forceinline__ float4 combine_slice(const float* partials, const flo
   return sum;
 }
 
-#ifdef SMLA_EXP_FAST_COMBINE
-// A row of one dim chunk and at most kInFlight parts (batch >= ~32): thread t owns dims 4t..4t+3
-// of every part. Every lse and partial is loaded at once (one trip to L2), then weighed, in
-// straight-line code: none of the general path's slices, chunk arithmetic, warp reductions or
-// block barrier (Nsight Compute, batch 64: the general path issued ~1,000 instructions a warp).
-// The parts stay in their stored form until weighed (bf16: 2 registers each, not 4).
+// A row of one dim chunk and at most kInFlight parts: thread t owns dims 4t..4t+3 of every part.
+// Every lse and partial is loaded at once (one trip to L2), then weighed, in straight-line code:
+// none of the general path's slices, chunk arithmetic, warp reductions or block barrier. (Nsight
+// Compute at batch 64, the general path: 0.67 instructions issued a cycle per scheduler over
+// 12,031 cycles, ~1,000 a warp.) The parts stay in their stored form until weighed (bf16: 2
+// registers each, not 4).
 template <bool BF16>
 struct StoredPartOf {
   using type = float4;
@@ -241,7 +246,55 @@ __device__ __noinline__ void combine_whole_row(const float* partial_out, const f
       make_uint2(ptx::pack_bf16x2(sum.x, sum.y), ptx::pack_bf16x2(sum.z, sum.w));
   if (threadIdx.x == 0) out_lse[bh] = max_lse + logf(weight_sum);
 }
-#endif
+
+// The general path: a chunk of the row's dims, its splits cut into slices (see the file's
+// comment). Not inlined: the whole-row path's registers do not crowd this one's (one kernel held
+// both at 64 registers only with spills).
+template <int NUM_THREADS>
+__device__ __noinline__ void combine_chunk(const float* partial_out, const float* partial_lse,
+                                           unsigned short* out_rows, float* out_lse,
+                                           int n_local_heads, int num_splits, int dim_chunks,
+                                           int bf16_partials, int parts) {
+  __shared__ float4 slice_sums[NUM_THREADS];
+  const long long bh = static_cast<long long>(blockIdx.y) * n_local_heads + blockIdx.x;
+  const float* lse = partial_lse + bh * num_splits;
+  const int groups = NUM_THREADS / dim_chunks;  // 4-dim groups per chunk
+  const int group = threadIdx.x % groups;
+  const int slice = threadIdx.x / groups;
+  const int dim = (blockIdx.z * groups + group) * 4;
+  unsigned short* out = out_rows + bh * smla::kLatentDim + dim;
+  // The row's first partial: element bh * num_splits * 512 + dim, fp32 or bf16.
+  const long long first_element = bh * num_splits * smla::kLatentDim + dim;
+  LseWeights weights;
+  slice_sums[threadIdx.x] =
+      bf16_partials != 0
+          ? combine_slice<true>(
+                reinterpret_cast<const float*>(
+                    reinterpret_cast<const unsigned short*>(partial_out) + first_element),
+                lse, slice, dim_chunks, parts, weights)
+          : combine_slice<false>(partial_out + first_element, lse, slice, dim_chunks, parts,
+                                 weights);
+  const float max_lse = weights.max_lse;
+  if (max_lse == ptx::neg_inf()) {  // every thread of the CTA sees the same row: no barrier wait
+    if (slice == 0) *reinterpret_cast<uint2*>(out) = make_uint2(0u, 0u);
+    if (threadIdx.x == 0 && blockIdx.z == 0) out_lse[bh] = max_lse;
+    return;
+  }
+  const float weight_sum = weights.weight_sum;
+  __syncthreads();
+  if (slice != 0) return;
+  float4 sum = slice_sums[group];
+  for (int other = 1; other < dim_chunks; ++other) {
+    const float4 part = slice_sums[other * groups + group];
+    sum.x += part.x;
+    sum.y += part.y;
+    sum.z += part.z;
+    sum.w += part.w;
+  }
+  *reinterpret_cast<uint2*>(out) =
+      make_uint2(ptx::pack_bf16x2(sum.x, sum.y), ptx::pack_bf16x2(sum.z, sum.w));
+  if (threadIdx.x == 0 && blockIdx.z == 0) out_lse[bh] = max_lse + logf(weight_sum);
+}
 
 }  // namespace smla_combine
 
@@ -251,7 +304,6 @@ template <int NUM_THREADS>
 __global__ void __launch_bounds__(NUM_THREADS, 8)
     sparse_mla_decode_combine(const smla::CombineParams p) {
   static_assert(smla::kLatentDim == NUM_THREADS * 4, "a chunk's threads own 4 dims each");
-  __shared__ float4 slice_sums[NUM_THREADS];
   SMLA_TL_ENTER_COMBINE();           // timeline.cuh: nothing unless the diagnostic build
   if (p.reset_tickets != nullptr) {  // merge 3: before the split, its programmatic dependent
     ptx::launch_dependents();        // the split waits for this grid's completion before any ticket
@@ -263,51 +315,16 @@ __global__ void __launch_bounds__(NUM_THREADS, 8)
   if (parts == 1) return;  // a row one CTA ran: written out by the split kernel
   ptx::grid_dependency_wait();
   SMLA_TL_MARK(threadIdx.x == 0, kFirstFull);  // timeline.cuh: the partials may be read
-#ifdef SMLA_EXP_FAST_COMBINE                   // an experiment (timeline.cuh)
   if (p.dim_chunks == 1 && p.num_splits <= smla_combine::kInFlight && p.bf16_partials != 0) {
     smla_combine::combine_whole_row<true>(p.partial_out, p.partial_lse, p.out, p.lse,
                                           p.n_local_heads, p.num_splits, parts);
-    SMLA_TL_LEAVE_COMBINE();
-    return;
+  } else if (p.dim_chunks == 1 && p.num_splits <= smla_combine::kInFlight) {
+    smla_combine::combine_whole_row<false>(p.partial_out, p.partial_lse, p.out, p.lse,
+                                           p.n_local_heads, p.num_splits, parts);
+  } else {
+    smla_combine::combine_chunk<NUM_THREADS>(p.partial_out, p.partial_lse, p.out, p.lse,
+                                             p.n_local_heads, p.num_splits, p.dim_chunks,
+                                             p.bf16_partials, parts);
   }
-#endif
-  const long long bh = static_cast<long long>(blockIdx.y) * p.n_local_heads + blockIdx.x;
-  const float* lse = p.partial_lse + bh * p.num_splits;
-  const int groups = NUM_THREADS / p.dim_chunks;  // 4-dim groups per chunk
-  const int group = threadIdx.x % groups;
-  const int slice = threadIdx.x / groups;
-  const int dim = (blockIdx.z * groups + group) * 4;
-  unsigned short* out = p.out + bh * smla::kLatentDim + dim;
-  // The row's first partial: element bh * num_splits * 512 + dim, fp32 or bf16.
-  const long long first_element = bh * p.num_splits * smla::kLatentDim + dim;
-  smla_combine::LseWeights weights;
-  slice_sums[threadIdx.x] =
-      p.bf16_partials != 0
-          ? smla_combine::combine_slice<true>(
-                reinterpret_cast<const float*>(
-                    reinterpret_cast<const unsigned short*>(p.partial_out) + first_element),
-                lse, slice, p.dim_chunks, parts, weights)
-          : smla_combine::combine_slice<false>(p.partial_out + first_element, lse, slice,
-                                               p.dim_chunks, parts, weights);
-  const float max_lse = weights.max_lse;
-  if (max_lse == ptx::neg_inf()) {  // every thread of the CTA sees the same row: no barrier wait
-    if (slice == 0) *reinterpret_cast<uint2*>(out) = make_uint2(0u, 0u);
-    if (threadIdx.x == 0 && blockIdx.z == 0) p.lse[bh] = max_lse;
-    return;
-  }
-  const float weight_sum = weights.weight_sum;
-  __syncthreads();
-  if (slice != 0) return;
-  float4 sum = slice_sums[group];
-  for (int other = 1; other < p.dim_chunks; ++other) {
-    const float4 part = slice_sums[other * groups + group];
-    sum.x += part.x;
-    sum.y += part.y;
-    sum.z += part.z;
-    sum.w += part.w;
-  }
-  *reinterpret_cast<uint2*>(out) =
-      make_uint2(ptx::pack_bf16x2(sum.x, sum.y), ptx::pack_bf16x2(sum.z, sum.w));
-  if (threadIdx.x == 0 && blockIdx.z == 0) p.lse[bh] = max_lse + logf(weight_sum);
   SMLA_TL_LEAVE_COMBINE();
 }
