@@ -46,7 +46,7 @@ TEST_CASE("the timeline is compiled in only where SMLA_TIMELINE is defined") {
     const KernelConfig config = batch64_winner(arch);
     CompileRequest plain_request = split_program(config, KvFormat::fp8_ds_mla, arch);
     CompileRequest timed_request = plain_request;
-    timed_request.extra_options.push_back("-DSMLA_TIMELINE=100");
+    timed_request.extra_options.emplace_back("-DSMLA_TIMELINE=100");
     const CompileResult plain = compile(plain_request);
     const CompileResult timed = compile(timed_request);
     // The global log the recorded launches store their marks in (namespace smla_timeline).
