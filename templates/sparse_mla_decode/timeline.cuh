@@ -119,20 +119,13 @@ __device__ __forceinline__ void leave_combine(unsigned ticket) {
   do {                                                                  \
     if (threadIdx.x == 0) smla_timeline::leave_combine(smla_tl_ticket); \
   } while (0)
-#else
-#define SMLA_TL_MARK(cond, mark) \
-  do {                           \
+#else  // each mark a statement that compiles to nothing
+#define SMLA_TL_NOTHING() \
+  do {                    \
   } while (0)
-#define SMLA_TL_ENTER_SPLIT() \
-  do {                        \
-  } while (0)
-#define SMLA_TL_ENTER_COMBINE() \
-  do {                          \
-  } while (0)
-#define SMLA_TL_LEAVE_SPLIT() \
-  do {                        \
-  } while (0)
-#define SMLA_TL_LEAVE_COMBINE() \
-  do {                          \
-  } while (0)
+#define SMLA_TL_MARK(cond, mark) SMLA_TL_NOTHING()
+#define SMLA_TL_ENTER_SPLIT() SMLA_TL_NOTHING()
+#define SMLA_TL_ENTER_COMBINE() SMLA_TL_NOTHING()
+#define SMLA_TL_LEAVE_SPLIT() SMLA_TL_NOTHING()
+#define SMLA_TL_LEAVE_COMBINE() SMLA_TL_NOTHING()
 #endif
