@@ -59,19 +59,31 @@ __device__ __forceinline__ unsigned enter(unsigned* started) {
   return atomicAdd(started, 1u);
 }
 
-// Thread 0 at the CTA's end: records launches SMLA_TIMELINE and + 1, prints them in + 3.
-__device__ __forceinline__ void leave_split(unsigned ticket) {
+// What thread 0 does at the CTA's end: record launches SMLA_TIMELINE and + 1 (into log slot
+// 0 / 1), print both in + 3; nothing for CTAs past the log's `capacity` or other launches.
+struct LogStep {
+  unsigned cta;
+  int record_slot;  // -1: not a recorded launch
+  bool print;
+};
+__device__ __forceinline__ LogStep log_step(unsigned ticket, unsigned capacity) {
   const unsigned launch = ticket / grid_ctas();
   const unsigned cta = cta_index();
-  if (cta >= kSplitCtas) return;
-  if (launch == SMLA_TIMELINE || launch == SMLA_TIMELINE + 1) {
-    unsigned long long* entry = split_log[launch - SMLA_TIMELINE][cta];
+  const bool logged = cta < capacity;
+  const bool recorded = launch == SMLA_TIMELINE || launch == SMLA_TIMELINE + 1;
+  return {cta, logged && recorded ? static_cast<int>(launch - SMLA_TIMELINE) : -1,
+          logged && launch == SMLA_TIMELINE + 3};
+}
+
+__device__ __forceinline__ void leave_split(unsigned ticket) {
+  const LogStep step = log_step(ticket, kSplitCtas);
+  if (step.record_slot >= 0) {
+    unsigned long long* entry = split_log[step.record_slot][step.cta];
     for (int m = 0; m < kMarks; ++m) entry[m] = marks()[m];
     entry[kMarks] = sm_id();
   }
-  if (launch != SMLA_TIMELINE + 3) return;
-  for (int k = 0; k < 2; ++k) {
-    const unsigned long long* m = split_log[k][cta];
+  for (int k = 0; step.print && k < 2; ++k) {
+    const unsigned long long* m = split_log[k][step.cta];
     printf("TL split %d %u %u %u sm %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
            SMLA_TIMELINE + k, blockIdx.x, blockIdx.y, blockIdx.z, m[kMarks], m[kEntry],
            m[kIdsLoaded], m[kIssued0], m[kQReady], m[kFirstFull], m[kLastFull], m[kIssuedLast],
@@ -80,19 +92,16 @@ __device__ __forceinline__ void leave_split(unsigned ticket) {
 }
 
 __device__ __forceinline__ void leave_combine(unsigned ticket) {
-  const unsigned launch = ticket / grid_ctas();
-  const unsigned cta = cta_index();
-  if (cta >= kCombineCtas) return;
-  if (launch == SMLA_TIMELINE || launch == SMLA_TIMELINE + 1) {
-    unsigned long long* entry = combine_log[launch - SMLA_TIMELINE][cta];
+  const LogStep step = log_step(ticket, kCombineCtas);
+  if (step.record_slot >= 0) {
+    unsigned long long* entry = combine_log[step.record_slot][step.cta];
     entry[0] = sm_id();
     entry[1] = marks()[kEntry];
     entry[2] = marks()[kFirstFull];
     entry[3] = ptx::global_timer_ns();
   }
-  if (launch != SMLA_TIMELINE + 3) return;
-  for (int k = 0; k < 2; ++k) {
-    const unsigned long long* m = combine_log[k][cta];
+  for (int k = 0; step.print && k < 2; ++k) {
+    const unsigned long long* m = combine_log[k][step.cta];
     printf("TL combine %d %u %u %u sm %llu %llu %llu %llu\n", SMLA_TIMELINE + k, blockIdx.x,
            blockIdx.y, blockIdx.z, m[0], m[1], m[2], m[3]);
   }
