@@ -65,14 +65,34 @@ __device__ __forceinline__ LseWeights lse_weights(const float* lse, int parts) {
   return {max_lse, ptx::warp_sum(weight_sum)};
 }
 
+// Four consecutive dims of a partial as stored: fp32, or bf16 (merge 4: 2 registers, not 4).
+template <bool BF16>
+struct StoredPartOf {
+  using type = float4;
+};
+template <>
+struct StoredPartOf<true> {
+  using type = uint2;
+};
+template <bool BF16>
+using StoredPart = typename StoredPartOf<BF16>::type;
+
+template <bool BF16>
+__device__ __forceinline__ float4 unpack_part(const StoredPart<BF16>& bits) {
+  if constexpr (BF16) {
+    return make_float4(__uint_as_float(bits.x << 16), __uint_as_float(bits.x & 0xffff0000u),
+                       __uint_as_float(bits.y << 16), __uint_as_float(bits.y & 0xffff0000u));
+  } else {
+    return bits;
+  }
+}
+
 // Four consecutive dims of a partial: fp32, or bf16 (merge 4) at the same element offset.
 template <bool THROUGH_L2, bool BF16>
 __device__ __forceinline__ float4 load_part(const float* partials, long long element) {
   if constexpr (BF16) {
-    const uint2 bits = load<THROUGH_L2>(reinterpret_cast<const uint2*>(
-        reinterpret_cast<const unsigned short*>(partials) + element));
-    return make_float4(__uint_as_float(bits.x << 16), __uint_as_float(bits.x & 0xffff0000u),
-                       __uint_as_float(bits.y << 16), __uint_as_float(bits.y & 0xffff0000u));
+    return unpack_part<true>(load<THROUGH_L2>(reinterpret_cast<const uint2*>(
+        reinterpret_cast<const unsigned short*>(partials) + element)));
   } else {
     return load<THROUGH_L2>(reinterpret_cast<const float4*>(partials + element));
   }
@@ -173,27 +193,6 @@ __device__ __forceinline__ float4 combine_slice(const float* partials, const flo
 // Compute at batch 64, the general path: 0.67 instructions issued a cycle per scheduler over
 // 12,031 cycles, ~1,000 a warp.) The parts stay in their stored form until weighed (bf16: 2
 // registers each, not 4).
-template <bool BF16>
-struct StoredPartOf {
-  using type = float4;
-};
-template <>
-struct StoredPartOf<true> {
-  using type = uint2;
-};
-template <bool BF16>
-using StoredPart = typename StoredPartOf<BF16>::type;
-
-template <bool BF16>
-__device__ __forceinline__ float4 unpack_part(const StoredPart<BF16>& bits) {
-  if constexpr (BF16) {
-    return make_float4(__uint_as_float(bits.x << 16), __uint_as_float(bits.x & 0xffff0000u),
-                       __uint_as_float(bits.y << 16), __uint_as_float(bits.y & 0xffff0000u));
-  } else {
-    return bits;
-  }
-}
-
 template <bool BF16>
 __device__ __noinline__ void combine_whole_row(const float* partial_out, const float* partial_lse,
                                                unsigned short* out_rows, float* out_lse,
