@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Is a refactor of the sparse MLA kernels free? Compiles a fixed set of split kernel configs with
-# NVRTC (build/bench/smla_cubin, no GPU) and writes each one's SASS without addresses or encodings
-# into DIR; with a second DIR, reports which configs' SASS differs. The set covers sm_90 and
-# sm_120, both schedules, 0/1/2 producer warps, the three MMA paths, fp8 and bf16 caches.
+# NVRTC (build/bench/smla_cubin, no GPU) and writes the SASS of each kernel of each program (the
+# split and the combine kernels) without addresses or encodings into DIR/CONFIG/KERNEL.sass; with
+# a second DIR, reports per kernel whether its SASS differs, and kernels only one side has. The
+# set covers sm_90 and sm_120, both schedules, 0/1/2 producer warps, the three MMA paths, fp8 and
+# bf16 caches. (A DIR written before the per-kernel files holds CONFIG.sass, every kernel in one:
+# compare those by hand.)
 # Needs cuobjdump and nvdisasm on PATH (the CUDA toolkit, or pip's nvidia-cuda-cuobjdump and
 # nvidia-cuda-nvdisasm).
 # Usage: scripts/sass_identity.sh DIR [BASE_DIR]   (e.g. DIR before the change, again after)
@@ -21,20 +24,32 @@ configs=(
 )
 for config in "${configs[@]}"; do
   name=${config// /_}
+  rm -rf "${dir:?}/$name"
+  mkdir -p "$dir/$name"
   # shellcheck disable=SC2086
   "$tool" $config "$dir/$name.cubin" >"$dir/$name.ptxas"
-  cuobjdump -sass "$dir/$name.cubin" | grep -E '^\s+/\*[0-9a-f]{4,}\*/' |
-    sed -e 's#^\s*/\*[0-9a-f]*\*/##' -e 's#/\* 0x[0-9a-f]* \*/##' >"$dir/$name.sass"
+  cuobjdump -sass "$dir/$name.cubin" | awk -v out="$dir/$name" '
+    /Function : / { file = out "/" $NF ".sass"; next }
+    file != "" && /^[ \t]+\/\*[0-9a-f]+\*\// {
+      sub(/^[ \t]*\/\*[0-9a-f]*\*\//, ""); gsub(/\/\* 0x[0-9a-f]* \*\//, ""); print > file }'
 done
 [ -z "$base" ] && exit 0
 differ=0
 for config in "${configs[@]}"; do
   name=${config// /_}
-  if cmp -s "$base/$name.sass" "$dir/$name.sass"; then
-    echo "same  $name ($(wc -l <"$dir/$name.sass") SASS lines, split + combine)"
-  else
-    echo "DIFF  $name ($(wc -l <"$base/$name.sass") -> $(wc -l <"$dir/$name.sass") SASS lines)"
-    differ=1
-  fi
+  for kernel in $( (ls "$base/$name" "$dir/$name" 2>/dev/null | grep '\.sass$') | sort -u); do
+    label="$name ${kernel%.sass}"
+    if [ ! -f "$base/$name/$kernel" ]; then
+      echo "new   $label ($(wc -l <"$dir/$name/$kernel") SASS lines)"
+    elif [ ! -f "$dir/$name/$kernel" ]; then
+      echo "GONE  $label"
+      differ=1
+    elif cmp -s "$base/$name/$kernel" "$dir/$name/$kernel"; then
+      echo "same  $label ($(wc -l <"$dir/$name/$kernel") SASS lines)"
+    else
+      echo "DIFF  $label ($(wc -l <"$base/$name/$kernel") -> $(wc -l <"$dir/$name/$kernel") lines)"
+      differ=1
+    fi
+  done
 done
 exit $differ
