@@ -36,8 +36,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The winner's split + combine loaded from the frozen cubin outside the launcher: the launcher's
-// code, launched by the tuner's path (launch_decode).
+// The winner's split + combine kernels loaded from the frozen cubin outside the launcher: the
+// launcher's code, launched by the tuner's path (launch_decode).
 DecodeKernels frozen_kernels(const tunedb::Cubin& cubin, const KernelConfig& config) {
   CompileResult compiled;
   compiled.cubin = cubin.bytes;
@@ -49,6 +49,9 @@ DecodeKernels frozen_kernels(const tunedb::Cubin& cubin, const KernelConfig& con
     }
     if (launch.role == kCombineRole) {
       compiled.lowered_names[combine_kernel_name()] = launch.kernel_name;
+    }
+    if (launch.role == kCombineWholeRowRole) {
+      compiled.lowered_names[combine_whole_row_kernel_name()] = launch.kernel_name;
     }
   }
   return load_decode_kernels(compiled, config, KvFormat::fp8_ds_mla);

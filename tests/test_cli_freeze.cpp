@@ -43,15 +43,16 @@ TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an
   CHECK_MESSAGE(verified.exit_code == 0, verified.output);
   CHECK(verified.output.rfind("ok: ", 0) == 0);
 
-  // The frozen answer carries the cubin: split + combine, or both splits + combine (default).
+  // The frozen answer carries the cubin: split + the two combines, or both splits + the two
+  // combines (default).
   const nlohmann::json tuned = query_json(frozen, 1);
   CHECK(tuned["frozen"] == true);
   CHECK(tuned["how"] == "exact");
   CHECK(tuned["cubin_bytes"].get<long long>() > 1000);
-  CHECK(tuned["kernel_names"].size() == 2);
+  CHECK(tuned["kernel_names"].size() == 3);
   const nlohmann::json fallback = query_json(frozen, 8, "--kv bf16");
   CHECK(fallback["how"] == "default");
-  CHECK(fallback["kernel_names"].size() == 3);
+  CHECK(fallback["kernel_names"].size() == 4);
 
   // Frozen schema 3: each kernel's launch facts, as the serving launcher binds them. kTuned1
   // runs 4 warps, no producer warps (128 threads) and its layout's dynamic shared memory.
@@ -59,12 +60,18 @@ TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an
   const tunedb::Lookup one =
       opened.lookup("sparse_mla_decode", "sm_120", tuner::db::fixture::kShape, 1);
   REQUIRE(one.cubin != nullptr);
-  REQUIRE(one.cubin->launches.size() == 2);
+  REQUIRE(one.cubin->launches.size() == 3);  // by role name
   const tunedb::KernelLaunch& combine = one.cubin->launches[0];
-  const tunedb::KernelLaunch& split = one.cubin->launches[1];
+  const tunedb::KernelLaunch& whole_row = one.cubin->launches[1];
+  const tunedb::KernelLaunch& split = one.cubin->launches[2];
   CHECK(combine.role == "combine");
-  CHECK(combine.kernel_name == one.cubin->kernel_names.back());
+  CHECK(combine.kernel_name == one.cubin->kernel_names[1]);
   CHECK(combine.block_threads == 128);
+  CHECK(whole_row.role == "combine.whole_row");
+  CHECK(whole_row.kernel_name == one.cubin->kernel_names.back());
+  CHECK(whole_row.kernel_name.find("combine_whole_row") != std::string::npos);
+  CHECK(whole_row.block_threads == 128);
+  CHECK(whole_row.dynamic_smem == 0);
   CHECK(split.role == "split.fp8_ds_mla");
   CHECK(split.kernel_name == one.cubin->kernel_names.front());
   CHECK(split.block_threads == 256);  // 8 warps
@@ -80,7 +87,7 @@ TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an
   const tunedb::Lookup untuned = opened.lookup(
       "sparse_mla_decode", "sm_120", "kv_format=bf16,local_heads=16,page_size=64,topk=2048", 8);
   REQUIRE(untuned.cubin != nullptr);
-  CHECK(untuned.cubin->launches.size() == 3);  // both split kernels and combine
+  CHECK(untuned.cubin->launches.size() == 4);  // both split kernels and the two combines
 
   // Refuses to overwrite without --force.
   const Result again = run_tuner("freeze --db " + quoted(db) + " --out " + quoted(frozen) +

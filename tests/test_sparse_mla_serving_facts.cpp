@@ -16,6 +16,7 @@
 #include "kernels/sparse_mla_decode/geometry.hpp"
 #include "kernels/sparse_mla_decode/serve.hpp"
 #include "kernels/sparse_mla_decode/serve_args.h"
+#include "tests/support/bound_winners.hpp"
 #include "tests/support/recorded_launches.hpp"
 #include "tests/support/serving_launches.hpp"
 
@@ -71,6 +72,12 @@ void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch,
     return;
   }
   if (!geometry.runs_combine()) return;
+  // The whole-row kernel exactly when each thread of a one-chunk grid holds every part of its row:
+  // at most 8 parts (combine.cuh traps otherwise), else the general one, which merges any row.
+  const bool whole_row = plan.num_splits <= 8;
+  CHECK(recorded[1].function ==
+        test::fake_function(whole_row ? test::kServedCombineWholeRow : test::kServedCombine));
+  CHECK((geometry.combine_grid[2] == 1) == whole_row);
   for (int d = 0; d < 3; ++d) CHECK(recorded[1].grid[d] == geometry.combine_grid[d]);
   CHECK(recorded[1].block == geometry.combine_threads);
   CHECK(recorded[1].smem == 0);  // launch.cpp launches combine without dynamic shared memory
@@ -161,4 +168,36 @@ TEST_CASE("the balanced schedule's serving launch is the tuner's, with and witho
   }
   // Every batch but 264 (one whole row per CTA) cuts some row across CTAs and runs the combine.
   CHECK(combines == 2 * 2 * 6);
+}
+
+TEST_CASE("a DB frozen before the whole-row combine launches its one combine kernel for any plan") {
+  // bound_winners binds what such a DB holds: the split and "combine", whose kernel then held
+  // both paths (419f545) or only the general one (earlier), and merges any row either way.
+  const BoundConfig old_db = test::bound_winners(smla::kMergeCombine);
+  const tunedb_sparse_mla_decode_args args{0x1000, 0x2000,     0x3000,     0x4000,
+                                           0x5000, 0x10000000, 1ull << 32, 0.0625f};
+  const std::string shape = "kv_format=fp8_ds_mla,local_heads=16,page_size=64,topk=2048";
+  for (const int batch : {8, 64}) {  // TARGET_CTAS 256: 32 and 4 splits a row
+    CAPTURE(batch);
+    recorded.clear();
+    REQUIRE(
+        deploy_family()
+            .launch(
+                old_db, shape, batch, &args, nullptr,
+                &test::record_launch<smla::SplitParams, smla::CombineParams, test::kBoundCombineId>)
+            .status == ServeStatus::ok);
+    REQUIRE(recorded.size() == 2);
+    CHECK(recorded[1].function == test::fake_function(test::kBoundCombineId));
+  }
+  // The same config frozen now takes the whole-row kernel at batch 64 and not at batch 8.
+  const KernelConfig winners{.block_t = 64,
+                             .num_stages = 2,
+                             .mma_path = 1,
+                             .producers = 2,
+                             .target_ctas = 256,
+                             .merge = smla::kMergeCombine};
+  CHECK(test::serving_launches(winners, KvFormat::fp8_ds_mla, 64)[1].function ==
+        test::fake_function(test::kServedCombineWholeRow));
+  CHECK(test::serving_launches(winners, KvFormat::fp8_ds_mla, 8)[1].function ==
+        test::fake_function(test::kServedCombine));
 }

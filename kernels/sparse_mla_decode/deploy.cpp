@@ -127,12 +127,13 @@ SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params,
 }
 
 int combine_dim_chunks(int num_splits) {
-  constexpr int kSplitsPerThread = 8;
   constexpr int kMaxChunks = 8;
   int chunks = 1;
-  while (chunks < kMaxChunks && chunks * kSplitsPerThread < num_splits) chunks *= 2;
+  while (chunks < kMaxChunks && chunks * smla::kCombineInFlight < num_splits) chunks *= 2;
   return chunks;
 }
+
+bool combine_whole_row(const SplitPlan& plan) { return plan.num_splits <= smla::kCombineInFlight; }
 
 std::array<unsigned, 3> split_grid(const DecodeDims& dims, const SplitPlan& plan) {
   if (plan.balanced_ctas > 0) return {static_cast<unsigned>(plan.balanced_ctas), 1u, 1u};

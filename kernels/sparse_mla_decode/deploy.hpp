@@ -135,6 +135,11 @@ int combine_dim_chunks(int num_splits);
 // The combine's grid (x, y, z) = (local_heads, batch, combine_dim_chunks(num_splits)).
 std::array<unsigned, 3> combine_grid(const DecodeDims& dims, const SplitPlan& plan);
 
+// Which combine kernel merges the plan's partials (combine.cuh): the whole-row one when every row
+// has at most smla::kCombineInFlight parts (one dim chunk), else the general one. Either merges any
+// plan's rows correctly (the general one is what older frozen DBs hold); this picks the faster.
+bool combine_whole_row(const SplitPlan& plan);
+
 // Workspace layout: partial_out (fp32, under merge 4 bf16, [batch][heads][splits][512]) at offset
 // 0, then partial_lse (fp32 [batch][heads][splits]) at the next 256-byte boundary, then under
 // merges 3 and 5 the row tickets (u32 [batch][head_groups]) at the next. 0 bytes when the plan

@@ -101,8 +101,9 @@ std::string main_kernel(const Config& config, const tuner::Shape& shape) {
 }
 
 // The split kernel of each KV format the shapes use, in KvFormat order (fp8_ds_mla, bf16), then
-// the combine kernel (always last). The default config carries both formats' split kernels (any
-// shape may fall back to it), so a consumer takes names[kv] when there are three.
+// the two combine kernels (general, whole-row: always the last two). The default config carries
+// both formats' split kernels (any shape may fall back to it), so a consumer takes names[kv] when
+// there are four.
 CompileRequest frozen_program(const Config& config, const std::vector<tuner::Shape>& shapes,
                               int arch_sm) {
   std::set<KvFormat> formats;
@@ -111,7 +112,7 @@ CompileRequest frozen_program(const Config& config, const std::vector<tuner::Sha
   const KernelConfig kernel = from_config(config);
   CompileRequest compile = split_program(kernel, *formats.begin(), arch_sm);
   for (auto format = std::next(formats.begin()); format != formats.end(); ++format) {
-    compile.name_expressions.insert(compile.name_expressions.end() - 1,
+    compile.name_expressions.insert(compile.name_expressions.end() - 2,
                                     split_kernel_name(kernel, *format));
     compile.context.append("+").append(to_string(*format));
   }
@@ -119,7 +120,8 @@ CompileRequest frozen_program(const Config& config, const std::vector<tuner::Sha
 }
 
 // Each split kernel of frozen_program with the dynamic shared memory of its layout (also its
-// max-dynamic-smem attribute), then the combine kernel (deploy.hpp's block size, no dynamic smem).
+// max-dynamic-smem attribute), then the two combine kernels (deploy.hpp's block size, no dynamic
+// smem).
 std::vector<FrozenLaunch> frozen_launches(const Config& config,
                                           const std::vector<tuner::Shape>& shapes) {
   std::set<KvFormat> formats;
@@ -139,6 +141,8 @@ std::vector<FrozenLaunch> frozen_launches(const Config& config,
                         budget.smem_bytes_per_block, params});
   }
   launches.push_back({std::string(kCombineRole), combine_kernel_name(),
+                      static_cast<int>(kCombineThreads), 0, 0, params});
+  launches.push_back({std::string(kCombineWholeRowRole), combine_whole_row_kernel_name(),
                       static_cast<int>(kCombineThreads), 0, 0, params});
   return launches;
 }

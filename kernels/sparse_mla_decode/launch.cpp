@@ -29,6 +29,8 @@ DecodeKernels load_decode_kernels(const CompileResult& compiled, const KernelCon
   kernels.split =
       kernels.module->function(compiled.lowered_names.at(split_kernel_name(config, kv_format)));
   kernels.combine = kernels.module->function(compiled.lowered_names.at(combine_kernel_name()));
+  kernels.combine_whole_row =
+      kernels.module->function(compiled.lowered_names.at(combine_whole_row_kernel_name()));
   Shape any_shape;
   any_shape.kv_format = kv_format;
   // The module may serve every launch-time variant of its compile key: the cluster merge's
@@ -70,7 +72,7 @@ void launch_decode(const DecodeKernels& kernels, const LaunchGeometry& geometry,
   if (!geometry.runs_combine()) return;
   smla::CombineParams combine = pack_combine(buffers, dims, plan);
   void* combine_args[] = {&combine};
-  cuda::launch(kernels.combine,
+  cuda::launch(combine_whole_row(plan) ? kernels.combine_whole_row : kernels.combine,
                {geometry.combine_grid[0], geometry.combine_grid[1], geometry.combine_grid[2]},
                {geometry.combine_threads, 1, 1}, 0, stream, combine_args,
                context_of(kernels) + " combine", combine_order(kernels.config.merge));

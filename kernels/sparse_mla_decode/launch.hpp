@@ -17,7 +17,8 @@ struct DecodeKernels {
   KvFormat kv_format = KvFormat::fp8_ds_mla;
   std::shared_ptr<const cuda::Module> module;
   CUfunction split = nullptr;
-  CUfunction combine = nullptr;
+  CUfunction combine = nullptr;            // the general combine (and merge 3's ticket reset)
+  CUfunction combine_whole_row = nullptr;  // rows of at most 8 parts (deploy.hpp)
   // The split kernel's cluster capacity with the cluster merge's shared memory (the serving
   // launcher queries the same for its bound split kernel): split_plan's cap.
   ClusterCapacity clusters;

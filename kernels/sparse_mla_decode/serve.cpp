@@ -16,6 +16,7 @@ namespace {
 constexpr int kSplitFp8 = 0;
 constexpr int kSplitBf16 = 1;
 constexpr int kCombine = 2;
+constexpr int kCombineWholeRow = 3;
 constexpr int kBlockT = 0;
 constexpr int kBlockH = 1;
 constexpr int kTargetCtas = 2;
@@ -61,7 +62,7 @@ Planned plan_launch(const BoundConfig& config, std::string_view shape_text, int 
 
 BoundConfig bind(const KernelByRole& kernel, const ValueByName& value) {
   const std::string_view roles[] = {split_role(KvFormat::fp8_ds_mla), split_role(KvFormat::bf16),
-                                    kCombineRole};
+                                    kCombineRole, kCombineWholeRowRole};
   constexpr const char* names[] = {"block_t", "block_h", "target_ctas"};
   BoundConfig bound = bind_roles_and_values(kFamilyName, roles, names, kernel, value);
   // DBs frozen before `merge` name it `pdl` (the same values 0 and 1), and those frozen before pdl
@@ -134,8 +135,11 @@ ServeResult launch(const BoundConfig& config, std::string_view shape, int batch,
     smla::CombineParams combine_params = pack_combine(buffers, planned.dims, planned.plan);
     void* combine_args[] = {&combine_params};
     const std::array<unsigned, 3> grid = combine_grid(planned.dims, planned.plan);
-    result = launch_kernel(combine.function, grid[0], grid[1], grid[2], combine.block_threads,
-                           combine.dynamic_smem, stream, combine_args,
+    const BoundKernel& whole_row = config.kernels[kCombineWholeRow];
+    const BoundKernel& merger =
+        combine_whole_row(planned.plan) && whole_row.function != nullptr ? whole_row : combine;
+    result = launch_kernel(merger.function, grid[0], grid[1], grid[2], merger.block_threads,
+                           merger.dynamic_smem, stream, combine_args,
                            combine_order(static_cast<int>(config.values[kMerge])), 1);
   }
   if (result != CUDA_SUCCESS) return {ServeStatus::launch_failed, "cuLaunchKernel failed", result};

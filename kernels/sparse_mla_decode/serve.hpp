@@ -10,9 +10,11 @@
 
 namespace tuner::smla_family {
 
-// Frozen kernel roles: "split.fp8_ds_mla", "split.bf16", "combine".
+// Frozen kernel roles: "split.fp8_ds_mla", "split.bf16", "combine", "combine.whole_row" (DBs
+// frozen before the whole-row kernel lack it: their "combine" merges every plan).
 std::string_view split_role(KvFormat kv_format);
 inline constexpr std::string_view kCombineRole = "combine";
+inline constexpr std::string_view kCombineWholeRowRole = "combine.whole_row";
 
 // What a launch reads from the canonical shape text, parsed without allocating; nullopt when the
 // text lacks local_heads, topk or a known kv_format.

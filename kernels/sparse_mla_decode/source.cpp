@@ -29,7 +29,8 @@ CompileRequest split_program(const KernelConfig& config, KvFormat kv_format, int
       "#include \"sparse_mla_decode/split_pipelined.cuh\"\n"
       "#include \"sparse_mla_decode/combine.cuh\"\n";
   request.headers = template_headers();
-  request.name_expressions = {split_kernel_name(config, kv_format), combine_kernel_name()};
+  request.name_expressions = {split_kernel_name(config, kv_format), combine_kernel_name(),
+                              combine_whole_row_kernel_name()};
   request.arch_sm = arch_sm;
   request.context = std::string(kFamilyName) + " " + describe(to_config(config)) +
                     " kv=" + std::string(to_string(kv_format)) + " sm_" + std::to_string(arch_sm);

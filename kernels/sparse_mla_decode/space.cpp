@@ -79,6 +79,7 @@ std::string split_kernel_name(const KernelConfig& config, KvFormat kv_format) {
 }
 
 std::string combine_kernel_name() { return "sparse_mla_decode_combine<128>"; }
+std::string combine_whole_row_kernel_name() { return "sparse_mla_decode_combine_whole_row<128>"; }
 
 namespace {
 

@@ -44,7 +44,8 @@ Config to_config(const KernelConfig& config);
 
 // The template instantiations a compile of this config must produce.
 std::string split_kernel_name(const KernelConfig& config, KvFormat kv_format);
-std::string combine_kernel_name();
+std::string combine_kernel_name();            // the general combine (and merge 3's ticket reset)
+std::string combine_whole_row_kernel_name();  // rows of at most 8 parts (deploy.hpp)
 
 // Empty when the config can run this shape; otherwise why not ("BLOCK_H 32 > 16 local heads", or a
 // structural rule of the chosen mma_path).

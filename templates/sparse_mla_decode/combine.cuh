@@ -1,19 +1,23 @@
 #pragma once
 // Merges the fp32 (merge 4: bf16) partials of every split by their lse: out = sum_s w_s o_s / sum_s
 // w_s with w_s = exp(lse_s - max lse), lse = max + log(sum_s w_s). One CTA per (head, batch item,
-// chunk of the latent dims). A thread owns 4 dims of its chunk and one slice of the splits (s =
-// slice, slice + slices, ...): with dim_chunks = C a CTA covers 512 / C dims with C slices, so a
-// batch with many splits (small batches) spreads its loads over C times the CTAs and the threads of
-// a CTA keep up to kInFlight loads each in flight instead of one dependent load per split (the
-// earlier form took 7.6-8 us at batch 64 and 128 under Nsight Compute: BENCHMARKS.md section 7).
-// A row of one chunk and at most kInFlight splits (batch 32 and up at 16 heads) takes a
-// straight-line path instead (combine_whole_row): the general one issued ~1,000 instructions a
-// warp there and held batch 64's launch ~2 us past the split (BENCHMARKS.md section 7,
-// twenty-third session). Each path is a call of its own, so that neither's registers crowd the
-// other's under the 64-register bound (inlined together, the general path spilled).
-// Launched as a programmatic dependent of the split kernel (config value pdl 1), it may start
-// while the split grid's last CTAs run, and waits for the partials before its first read. Under
-// merge 3 it runs before the split instead, in its ticket-reset mode (last_cta_merge.cuh).
+// chunk of the latent dims). Two kernels; the host picks one per launch (deploy.hpp's
+// combine_whole_row), and either merges any row correctly:
+//  sparse_mla_decode_combine (general): a thread owns 4 dims of its chunk and one slice of the
+//    splits (s = slice, slice + slices, ...): with dim_chunks = C a CTA covers 512 / C dims with C
+//    slices, so a batch with many splits (small batches) spreads its loads over C times the CTAs
+//    and the threads of a CTA keep up to kInFlight loads each in flight instead of one dependent
+//    load per split (the earlier form took 7.6-8 us at batch 64 and 128 under Nsight Compute:
+//    BENCHMARKS.md section 7). Its reset mode zeroes merge 3's row tickets before the split.
+//  sparse_mla_decode_combine_whole_row: rows of one chunk and at most kInFlight parts (batch 32 and
+//    up at 16 heads) in straight-line code: the general one issued ~1,000 instructions a warp there
+//    and held batch 64's launch ~2 us past the split (BENCHMARKS.md section 7, twenty-third
+//    session).
+// Two kernels, not two paths of one: in one kernel under the 64-register bound the general path
+// spilled when both were inlined, and as calls (419f545) batch 8 lost 2.5 % to the general one's.
+// Launched as a programmatic dependent of the split kernel (config value pdl 1), the combine may
+// start while the split grid's last CTAs run, and waits for the partials before its first read.
+// Under merge 3 it runs before the split instead, in its ticket-reset mode (last_cta_merge.cuh).
 #include "common/ptx.cuh"
 #include "sparse_mla_decode/layout.h"
 #include "sparse_mla_decode/params.h"
@@ -22,7 +26,7 @@
 
 namespace smla_combine {
 
-constexpr int kInFlight = 8;
+constexpr int kInFlight = smla::kCombineInFlight;
 
 // How many of the row's partial slots hold parts: every slot with per-row splits; under the
 // balanced schedule the CTAs that ran the row's tiles (1: the split kernel wrote the row out).
@@ -194,9 +198,10 @@ __device__ __forceinline__ float4 combine_slice(const float* partials, const flo
 // 12,031 cycles, ~1,000 a warp.) The parts stay in their stored form until weighed (bf16: 2
 // registers each, not 4).
 template <bool BF16>
-__device__ __noinline__ void combine_whole_row(const float* partial_out, const float* partial_lse,
-                                               unsigned short* out_rows, float* out_lse,
-                                               int n_local_heads, int num_splits, int parts) {
+__device__ __forceinline__ void combine_whole_row(const float* partial_out,
+                                                  const float* partial_lse,
+                                                  unsigned short* out_rows, float* out_lse,
+                                                  int n_local_heads, int num_splits, int parts) {
   const long long bh = static_cast<long long>(blockIdx.y) * n_local_heads + blockIdx.x;
   const float* lse = partial_lse + bh * num_splits;
   const long long first_element = bh * num_splits * smla::kLatentDim + threadIdx.x * 4;
@@ -247,13 +252,12 @@ __device__ __noinline__ void combine_whole_row(const float* partial_out, const f
 }
 
 // The general path: a chunk of the row's dims, its splits cut into slices (see the file's
-// comment). Not inlined: the whole-row path's registers do not crowd this one's (one kernel held
-// both at 64 registers only with spills).
+// comment).
 template <int NUM_THREADS>
-__device__ __noinline__ void combine_chunk(const float* partial_out, const float* partial_lse,
-                                           unsigned short* out_rows, float* out_lse,
-                                           int n_local_heads, int num_splits, int dim_chunks,
-                                           int bf16_partials, int parts) {
+__device__ __forceinline__ void combine_chunk(const float* partial_out, const float* partial_lse,
+                                              unsigned short* out_rows, float* out_lse,
+                                              int n_local_heads, int num_splits, int dim_chunks,
+                                              int bf16_partials, int parts) {
   __shared__ float4 slice_sums[NUM_THREADS];
   const long long bh = static_cast<long long>(blockIdx.y) * n_local_heads + blockIdx.x;
   const float* lse = partial_lse + bh * num_splits;
@@ -314,16 +318,30 @@ __global__ void __launch_bounds__(NUM_THREADS, 8)
   if (parts == 1) return;  // a row one CTA ran: written out by the split kernel
   ptx::grid_dependency_wait();
   SMLA_TL_MARK(threadIdx.x == 0, kFirstFull);  // timeline.cuh: the partials may be read
-  if (p.dim_chunks == 1 && p.num_splits <= smla_combine::kInFlight && p.bf16_partials != 0) {
+  smla_combine::combine_chunk<NUM_THREADS>(p.partial_out, p.partial_lse, p.out, p.lse,
+                                           p.n_local_heads, p.num_splits, p.dim_chunks,
+                                           p.bf16_partials, parts);
+  SMLA_TL_LEAVE_COMBINE();
+}
+
+// The same bound. Launched only for plans whose rows have at most kInFlight parts (one dim chunk);
+// any other launch is a host bug, and traps rather than merge part of a row.
+template <int NUM_THREADS>
+__global__ void __launch_bounds__(NUM_THREADS, 8)
+    sparse_mla_decode_combine_whole_row(const smla::CombineParams p) {
+  static_assert(smla::kLatentDim == NUM_THREADS * 4, "a thread owns 4 dims of every part");
+  SMLA_TL_ENTER_COMBINE();
+  if (p.num_splits > smla_combine::kInFlight || p.dim_chunks != 1) __trap();
+  const int parts = smla_combine::parts_of_row(p);
+  if (parts == 1) return;
+  ptx::grid_dependency_wait();
+  SMLA_TL_MARK(threadIdx.x == 0, kFirstFull);
+  if (p.bf16_partials != 0) {
     smla_combine::combine_whole_row<true>(p.partial_out, p.partial_lse, p.out, p.lse,
                                           p.n_local_heads, p.num_splits, parts);
-  } else if (p.dim_chunks == 1 && p.num_splits <= smla_combine::kInFlight) {
+  } else {
     smla_combine::combine_whole_row<false>(p.partial_out, p.partial_lse, p.out, p.lse,
                                            p.n_local_heads, p.num_splits, parts);
-  } else {
-    smla_combine::combine_chunk<NUM_THREADS>(p.partial_out, p.partial_lse, p.out, p.lse,
-                                             p.n_local_heads, p.num_splits, p.dim_chunks,
-                                             p.bf16_partials, parts);
   }
   SMLA_TL_LEAVE_COMBINE();
 }

@@ -36,6 +36,11 @@ struct SplitParams {
   unsigned* row_arrivals;
 };
 
+// A combine thread's partials in flight: the whole-row combine kernel takes rows of at most this
+// many parts (one load each), and the general one cuts the latent dims into the fewest chunks that
+// leave each thread at most this many (deploy.cpp's combine_dim_chunks, combine_whole_row).
+constexpr int kCombineInFlight = 8;
+
 struct CombineParams {
   const float* partial_out;
   const float* partial_lse;

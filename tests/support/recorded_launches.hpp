@@ -23,16 +23,18 @@ struct RecordedLaunch {
 
 inline std::vector<RecordedLaunch> recorded;
 
-// The parameter is a First for the first launch and a Rest for the others; with REST_FUNCTION
-// (a fake_function id) set, a Rest for the launches of that function and a First otherwise (the
-// sparse MLA merge 3 launches its combine kernel before the split).
-template <typename First, typename Rest, std::uintptr_t REST_FUNCTION = 0>
+// The parameter is a First for the first launch and a Rest for the others; with REST_FUNCTIONS
+// (fake_function ids) given, a Rest for the launches of those functions and a First otherwise (the
+// sparse MLA merge 3 launches its combine kernel before the split; either combine kernel takes
+// the same parameter block).
+template <typename First, typename Rest, std::uintptr_t... REST_FUNCTIONS>
 CUresult record_launch(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsigned block,
                        unsigned smem, CUstream, void** params, LaunchOrder order,
                        unsigned cluster_x) {
   const auto* bytes = static_cast<const unsigned char*>(params[0]);
-  const bool rest = REST_FUNCTION != 0 ? function == reinterpret_cast<CUfunction>(REST_FUNCTION)
-                                       : !recorded.empty();
+  const bool rest = sizeof...(REST_FUNCTIONS) > 0
+                        ? ((function == reinterpret_cast<CUfunction>(REST_FUNCTIONS)) || ...)
+                        : !recorded.empty();
   const std::size_t size = rest ? sizeof(Rest) : sizeof(First);
   recorded.push_back(
       {function, {gx, gy, gz}, block, smem, order, cluster_x, {bytes, bytes + size}});

@@ -18,6 +18,10 @@
 
 namespace tuner::test {
 
+// The fake functions the combine roles are bound to: the general kernel and the whole-row one.
+inline constexpr std::uintptr_t kServedCombine = 0x300;
+inline constexpr std::uintptr_t kServedCombineWholeRow = 0x301;
+
 inline std::vector<RecordedLaunch> serving_launches(const smla_family::KernelConfig& config,
                                                     smla_family::KvFormat kv, int batch,
                                                     int local_heads = 16,
@@ -29,20 +33,25 @@ inline std::vector<RecordedLaunch> serving_launches(const smla_family::KernelCon
   shape.attn_tp = 1;
   const std::vector<FrozenLaunch> facts = smla_family::family().frozen_launches(
       smla_family::to_config(config), {smla_family::canonical_shape(shape)});
-  REQUIRE(facts.size() == 2);  // this format's split, then combine
+  REQUIRE(facts.size() == 3);  // this format's split, then the two combine kernels
+  REQUIRE(facts[1].role == smla_family::kCombineRole);
+  REQUIRE(facts[2].role == smla_family::kCombineWholeRowRole);
   const BoundKernel split{fake_function(0x100), static_cast<unsigned>(facts[0].block_threads),
                           static_cast<unsigned>(facts[0].dynamic_smem), clusters};
-  constexpr std::uintptr_t kCombineFunction = 0x300;
-  const BoundKernel combine{fake_function(kCombineFunction),
+  const BoundKernel combine{fake_function(kServedCombine),
                             static_cast<unsigned>(facts[1].block_threads),
                             static_cast<unsigned>(facts[1].dynamic_smem),
                             {}};
+  const BoundKernel whole_row{fake_function(kServedCombineWholeRow),
+                              static_cast<unsigned>(facts[2].block_threads),
+                              static_cast<unsigned>(facts[2].dynamic_smem),
+                              {}};
   const Config values = config_from_json(facts[0].launch_params_json);
   const BoundConfig bound = smla_family::deploy_family().bind(
       [&](std::string_view role) -> const BoundKernel* {
-        return role == smla_family::split_role(kv) ? &split
-               : role == smla_family::kCombineRole ? &combine
-                                                   : nullptr;
+        if (role == smla_family::split_role(kv)) return &split;
+        if (role == smla_family::kCombineRole) return &combine;
+        return role == smla_family::kCombineWholeRowRole ? &whole_row : nullptr;
       },
       [&](std::string_view name) -> std::optional<std::int64_t> { return values.at(name); });
   const tunedb_sparse_mla_decode_args args{0x1000, 0x2000,     0x3000,     0x4000,
@@ -51,7 +60,8 @@ inline std::vector<RecordedLaunch> serving_launches(const smla_family::KernelCon
   const std::string text = smla_family::canonical_shape(shape).canonical();
   REQUIRE(smla_family::deploy_family()
               .launch(bound, text, batch, &args, nullptr,
-                      &record_launch<smla::SplitParams, smla::CombineParams, kCombineFunction>)
+                      &record_launch<smla::SplitParams, smla::CombineParams, kServedCombine,
+                                     kServedCombineWholeRow>)
               .status == ServeStatus::ok);
   return recorded;
 }
