@@ -1,18 +1,45 @@
-# Sourced by the H200 call scripts (bash): bench_ab LOGS BATCHES WHERE BEST_PER [OLD_WHERE] times
-# the carried old tuner (.devcarry/bin/tuner_old, scripts/devcarry_old_tuner.sh) against
-# build/tuner/tuner with `tuner bench --no-default`, rounds old / new / old / new on one machine,
-# into LOGS/{old,new}_{1,2}.log; each build keeps its own cubin cache. OLD_WHERE (default WHERE)
-# filters the old build's space, for values it lacks. Expects $began (device_call_env.sh).
+# shellcheck shell=bash disable=SC2154  # $began: device_call_env.sh
+# Sourced by the H200 call scripts (bash).
+# bench_ab LOGS BATCHES WHERE BEST_PER [OLD_WHERE] times builds of the tuner against each other
+# with `tuner bench --no-default`, in rounds (every build, then every build again) on one machine,
+# into LOGS/{BUILD}_{1,2}.log; each build keeps its own cubin cache. The builds are AB_BUILDS
+# (default "old new"): `new` is build/tuner/tuner, any other NAME the carried
+# .devcarry/bin/tuner_NAME (scripts/devcarry_old_tuner.sh makes tuner_old; other names: copy or
+# rename it, e.g. one per commit). OLD_WHERE (default WHERE) filters every build but `new`, for
+# values an older space lacks. Expects $began (device_call_env.sh).
 bench_ab() {
   local logs=$1 batches=$2 where=$3 best_per=$4 old_where=${5:-$3} round build bin filter
-  [ -x .devcarry/bin/tuner_old ] || { echo "no .devcarry/bin/tuner_old" >&2; return 2; }
+  for build in ${AB_BUILDS:-old new}; do
+    [ "$build" = new ] || [ -x ".devcarry/bin/tuner_$build" ] ||
+      { echo "no .devcarry/bin/tuner_$build" >&2; return 2; }
+  done
   for round in 1 2; do
-    for build in old new; do
+    for build in ${AB_BUILDS:-old new}; do
       bin=build/tuner/tuner filter=$where
-      [ "$build" = old ] && bin=.devcarry/bin/tuner_old filter=$old_where
-      XDG_CACHE_HOME=/tmp/bench_ab_cache_$build timeout 150 $bin bench --batches "$batches" \
+      [ "$build" = new ] || bin=.devcarry/bin/tuner_$build filter=$old_where
+      XDG_CACHE_HOME=/tmp/bench_ab_cache_$build timeout 150 "$bin" bench --batches "$batches" \
         --where "$filter" --no-default --best-per "$best_per" >"$logs/${build}_$round.log" 2>&1
       echo "$build round $round rc=$? at $(($(date +%s) - began)) s"
+    done
+  done
+}
+
+# bench_ab_summary LOGS FIELD...: one line per log of bench_ab, in round order: for each best-of
+# row, the batch, the named config fields (e.g. merge target_ctas) and the median in µs.
+bench_ab_summary() {
+  local logs=$1 round build
+  shift
+  for round in 1 2; do
+    for build in ${AB_BUILDS:-old new}; do
+      echo "== ${build}_$round (batch $* median_us)"
+      grep -E "^ +[0-9]+ block_t.*best of" "$logs/${build}_$round.log" | awk -v fields="$*" '
+        BEGIN { n = split(fields, want, " ") }
+        { line = $1; us = ""
+          for (f = 1; f <= n; f++)
+            for (i = 2; i <= NF; i++) if (index($i, want[f] "=") == 1) line = line " " $i
+          for (i = 2; i <= NF; i++) if (us == "" && $i ~ /^[0-9]+\.[0-9]+$/) us = $i
+          print line, us }' | sort -n -s -k1,1 | tr '\n' ';'
+      echo
     done
   done
 }

@@ -37,7 +37,8 @@ done
 differ=0
 for config in "${configs[@]}"; do
   name=${config// /_}
-  for kernel in $( (ls "$base/$name" "$dir/$name" 2>/dev/null | grep '\.sass$') | sort -u); do
+  for kernel in $(find "$base/$name" "$dir/$name" -name '*.sass' -printf '%f\n' 2>/dev/null |
+    sort -u); do
     label="$name ${kernel%.sass}"
     if [ ! -f "$base/$name/$kernel" ]; then
       echo "new   $label ($(wc -l <"$dir/$name/$kernel") SASS lines)"

@@ -6,7 +6,8 @@ consecutive launches: where a launch's time goes, in microseconds from its first
   stream   first tile landed -> last tile landed
   drain    last tile landed -> its softmax and P.V done
   epilogue done -> output / partial written (and any in-kernel merge)
-then the combine (its CTAs' start, past their wait, end) and the gap to the next launch's split.
+and per SM the time its last CTA wrote; then the combine (its CTAs' start, past their wait, end)
+and the gap to the next launch's split.
 Usage: timeline.py LOG [LOG ...]"""
 import collections
 import statistics
@@ -68,6 +69,14 @@ def summarize(launch, ctas, combine, next_start):
     for count in sorted(set(per_sm.values())):
         ends = [us(m["written"] - t0) for sm, m in ctas if per_sm[sm] == count]
         print(f"  CTAs on SMs holding {count}: written {spread(ends)}")
+    # When each SM's last CTA wrote its output: the launch's end is the latest. A static division
+    # of the tiles (the balanced schedule) leaves a slow SM's share on it; the hardware's block
+    # scheduler moves later CTAs to the SMs that free up first (per-row splits over several waves).
+    last_by_sm = {}
+    for sm, m in ctas:
+        last_by_sm[sm] = max(last_by_sm.get(sm, 0), m["written"])
+    print(f"  {'each SM, its last CTA written':<44} "
+          f"{spread([us(end - t0) for end in last_by_sm.values()])}")
     split_end = max(m["written"] for _, m in ctas)
     if combine:
         print(f"  combine: {len(combine)} CTAs; start {spread([us(m['entry'] - t0) for _, m in combine])}")
