@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/arch.hpp"
@@ -30,6 +31,7 @@
 #include "kernels/sparse_mla_decode/launch.hpp"
 #include "kernels/sparse_mla_decode/reference.hpp"
 #include "kernels/sparse_mla_decode/resources.hpp"
+#include "kernels/sparse_mla_decode/serve.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
 #include "kernels/sparse_mla_decode/verify.hpp"
@@ -105,26 +107,30 @@ void write_store(const std::string& path, const std::string& arch_name,
   store.end_run(run_id);
 }
 
-// The split kernel of `kv` in a frozen image: names are the split kernels in KvFormat order, then
-// combine (tuner freeze); an image with two names has one split kernel.
-std::string split_name(const tunedb::Cubin& cubin, KvFormat kv) {
-  const std::size_t n = cubin.kernel_names.size();
-  return std::string(cubin.kernel_names[n == 2 ? 0 : static_cast<std::size_t>(kv)]);
+// A kernel of a frozen image by its role (the launch facts `tuner freeze` stores with it): the
+// split kernel of `kv`, "combine" or "combine.whole_row".
+std::string kernel_of_role(const tunedb::Cubin& cubin, std::string_view role) {
+  for (const tunedb::KernelLaunch& launch : cubin.launches) {
+    if (launch.role == role) return std::string(launch.kernel_name);
+  }
+  FAIL("the frozen image has no kernel of role " << role);
+  return {};
 }
 
 // Start-up: the image of a looked-up config, from the frozen file only.
 DecodeKernels load_frozen(const tunedb::Lookup& found, KvFormat kv) {
   REQUIRE(found.config != nullptr);
   REQUIRE(found.cubin != nullptr);
-  REQUIRE(found.cubin->kernel_names.size() >= 2);
   const KernelConfig config = from_config(config_from_json(found.config->params_json));
   const std::string context = "frozen " + std::string(found.config->params_json);
   DecodeKernels kernels;
   kernels.config = config;
   kernels.kv_format = kv;
   kernels.module = std::make_shared<const cuda::Module>(found.cubin->bytes, context);
-  kernels.split = kernels.module->function(split_name(*found.cubin, kv));
-  kernels.combine = kernels.module->function(std::string(found.cubin->kernel_names.back()));
+  kernels.split = kernels.module->function(kernel_of_role(*found.cubin, split_role(kv)));
+  kernels.combine = kernels.module->function(kernel_of_role(*found.cubin, kCombineRole));
+  kernels.combine_whole_row =
+      kernels.module->function(kernel_of_role(*found.cubin, kCombineWholeRowRole));
   cuda::set_max_dynamic_smem(kernels.split, static_budget(config, kv).smem_bytes_per_block,
                              context);
   return kernels;
