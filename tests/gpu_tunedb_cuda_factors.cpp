@@ -88,13 +88,17 @@ Factors make_factors(Served& served, DeviceSession& session, const tunedb::Looku
       served.utility, InputSpec{shape, sets.kv_rows, sets.launches, kInvalidPerMille, 7u + batch},
       max_splits, served.stream.get());
   // The sweep times the inputs its verify drew last (seed 1000003 x batch, sweep_measure.cpp).
-  redraw_inputs(served.utility, f.sweep, 1000003u * batch, served.stream.get());
-  const auto rows = static_cast<std::size_t>(batch * shape.n_local_heads() * max_splits);
+  redraw_inputs(served.utility, f.sweep, 1000003ull * static_cast<unsigned>(batch),
+                served.stream.get());
+  const std::size_t rows = static_cast<std::size_t>(batch) *
+                           static_cast<std::size_t>(shape.n_local_heads()) *
+                           static_cast<std::size_t>(max_splits);
   f.partial_out = cuda::DeviceBuffer(rows * smla::kLatentDim * sizeof(float), "partial_out");
   f.partial_lse = cuda::DeviceBuffer(rows * sizeof(float), "partial_lse");
   session.prepare(batch);
   f.session_launch = session.load(f.params);
-  const Verdict verdict = session.verify(f.params, f.session_launch, 1000003u * batch);
+  const Verdict verdict =
+      session.verify(f.params, f.session_launch, 1000003ull * static_cast<unsigned>(batch));
   CHECK_MESSAGE(verdict.passed, "the session's launch: " << verdict.reason);
   f.session_launches = session.launches_per_graph();
   return f;

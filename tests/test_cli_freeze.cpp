@@ -127,7 +127,7 @@ TEST_CASE(
   {
     tuner::db::Store store = tuner::db::Store::open(db);
     const std::int64_t run_id = store.begin_run(sm120_sweep_run());
-    const std::string hash = tuner::smla_family::source_hash();
+    const std::string& hash = tuner::smla_family::source_hash();
     store.add_source(hash, "sparse_mla_decode");
     // The seeds' path with 64-token tiles and 3 stages: 3 x 64 rows of dequantized KV, far above
     // sm_120's 101376 B (no sm_120 plan keeps it; an edited or foreign store could hold it).
