@@ -3,9 +3,10 @@
 #   ab        the two combine kernels (5f7f9d9: the host picks the general or the whole-row one)
 #             against 419f545's one kernel with both paths as calls (7d74aea's tuner, `one`) and
 #             e37f721's general combine alone (`e37`): rounds e37 / one / new twice, the winners'
-#             structure at batches 1-256, merges 2 (no combine: the control) and 4, the fastest
-#             launch per merge. Predicted: batch 8 back to e37's time (its combine's SASS is
-#             e37's), batches 32-128 at one's or below (the whole-row path without its call).
+#             structure at batches 1-256, merges 1 (fp32 partials), 2 (no combine: the control)
+#             and 4 (bf16 partials), the fastest launch per merge. Predicted: batch 8 back to
+#             e37's time (its combine's SASS is e37's), batches 32-128 at one's or below (the
+#             whole-row path without its call).
 #             Carry .devcarry/bin/tuner_e37 and tuner_one (scripts/devcarry_old_tuner.sh e37f721
 #             e37; ... 7d74aea one).
 #   check     correctness where the sweeps and the 16-head runs do not reach: the repeat test and
@@ -33,7 +34,7 @@ case $step in
     source scripts/bench_ab.sh
     export AB_BUILDS="e37 one new"
     bench_ab "$logs" "${BATCHES:-1,8,32,64,128,256}" \
-      "$common,$t64,schedule=0,merge=2|4,target_ctas=256|512|1024" merge || exit 2
+      "$common,$t64,schedule=0,merge=1|2|4,target_ctas=256|512|1024" merge || exit 2
     bench_ab_summary "$logs" merge target_ctas
     ;;
   check)
