@@ -136,8 +136,9 @@ int combine_dim_chunks(int num_splits);
 std::array<unsigned, 3> combine_grid(const DecodeDims& dims, const SplitPlan& plan);
 
 // Which combine kernel merges the plan's partials (combine.cuh): the whole-row one when every row
-// has at most smla::kCombineInFlight parts (one dim chunk), else the general one. Either merges any
-// plan's rows correctly (the general one is what older frozen DBs hold); this picks the faster.
+// has at most smla::kCombineInFlight parts (one dim chunk), else the general one. The general one
+// merges any plan's rows (older frozen DBs hold only it); the whole-row one is faster where it
+// applies.
 bool combine_whole_row(const SplitPlan& plan);
 
 // Workspace layout: partial_out (fp32, under merge 4 bf16, [batch][heads][splits][512]) at offset

@@ -2,7 +2,8 @@
 // Merges the fp32 (merge 4: bf16) partials of every split by their lse: out = sum_s w_s o_s / sum_s
 // w_s with w_s = exp(lse_s - max lse), lse = max + log(sum_s w_s). One CTA per (head, batch item,
 // chunk of the latent dims). Two kernels; the host picks one per launch (deploy.hpp's
-// combine_whole_row), and either merges any row correctly:
+// combine_whole_row). The general one merges any row, the whole-row one rows of at most kInFlight
+// parts (it traps on others):
 //  sparse_mla_decode_combine (general): a thread owns 4 dims of its chunk and one slice of the
 //    splits (s = slice, slice + slices, ...): with dim_chunks = C a CTA covers 512 / C dims with C
 //    slices, so a batch with many splits (small batches) spreads its loads over C times the CTAs
