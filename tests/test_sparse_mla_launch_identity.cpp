@@ -44,13 +44,13 @@ std::string identity(const KernelConfig& config, KvFormat kv, int batch, int loc
 }
 
 // Every launch-time variant (TARGET_CTAS x merge) of one compiled kernel, `schedule` given (the
-// balanced schedule takes neither the cluster nor the last-CTA merge).
+// tile-dividing schedules take neither the cluster nor the last-CTA merge).
 std::vector<KernelConfig> launch_variants(int block_h, int block_t, int num_stages, int producers,
                                           int schedule) {
   std::vector<KernelConfig> variants;
   for (const int target : {128, 256, 512, 1024}) {
     for (const int merge : {0, 1, 2, 3, 4}) {
-      if (schedule == 1 && (merge == 2 || merge == 3)) continue;
+      if (schedule != 0 && (merge == 2 || merge == 3)) continue;
       if (merge >= 3 && producers == 0) continue;  // merges 3 and 4 run on the pipelined kernels
       variants.push_back({.block_t = block_t,
                           .block_h = block_h,
@@ -110,10 +110,10 @@ TEST_CASE("launch identity: equal exactly when the serving launches are equal") 
   const ClusterCapacity capacity = resident_ctas_only();
   for (const KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
     for (const auto& [heads, bh, bt, ns, np] : kernels) {
-      for (const int schedule : {0, 1}) {
-        if (schedule == 1 && np == 0) continue;  // the balanced schedule runs on producer warps
+      for (const int schedule : {0, 1, 2}) {
+        if (schedule != 0 && np == 0) continue;  // the tile-dividing schedules: producer warps
         const std::vector<KernelConfig> variants = launch_variants(bh, bt, ns, np, schedule);
-        for (const int batch : {1, 7, 64, 128, 512}) {
+        for (const int batch : {1, 7, 64, 128, 272, 512}) {
           for (std::size_t i = 0; i < variants.size(); ++i) {
             const auto first = test::serving_launches(variants[i], kv, batch, heads, capacity);
             for (std::size_t j = i + 1; j < variants.size(); ++j) {

@@ -170,6 +170,34 @@ TEST_CASE("the balanced schedule's serving launch is the tuner's, with and witho
   CHECK(combines == 2 * 2 * 6);
 }
 
+TEST_CASE("the whole-rows schedule's serving launch: the tail rows' combine only") {
+  ClusterCapacity resident;
+  resident.clusters[1] = 264;  // 2 CTAs x 132 SMs
+  for (const KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
+    for (const int merge : {0, 1, 4}) {
+      // (batch, combine CTAs along y): 16 heads in one head group, so rows = batch items; the
+      // rows left over after floor(batch / 264) whole rows a CTA, written here.
+      for (const auto& [batch, tail_rows] : std::vector<std::pair<int, int>>{
+               {7, 7}, {264, 0}, {265, 1}, {272, 8}, {400, 136}, {528, 0}, {531, 3}}) {
+        const KernelConfig config{.block_t = 64,
+                                  .num_stages = 2,
+                                  .mma_path = 1,
+                                  .producers = 2,
+                                  .target_ctas = 256,
+                                  .merge = merge,
+                                  .schedule = smla::kScheduleWholeRows};
+        CAPTURE(batch);
+        CAPTURE(merge);
+        check_serving_is_tuners(config, kv, batch, resident);
+        const auto launches = test::serving_launches(config, kv, batch, 16, resident);
+        CHECK(launches[0].grid[0] == static_cast<unsigned>(std::min(batch * 32, 264)));
+        REQUIRE(launches.size() == (tail_rows > 0 ? 2u : 1u));
+        if (tail_rows > 0) CHECK(launches[1].grid[1] == static_cast<unsigned>(tail_rows));
+      }
+    }
+  }
+}
+
 TEST_CASE("a DB frozen before the whole-row combine launches its one combine kernel for any plan") {
   // bound_winners binds what such a DB holds: the split and "combine", whose kernel then held
   // both paths (419f545) or only the general one (earlier), and merges any row either way.

@@ -23,19 +23,28 @@ int ticket_count(const DecodeDims& dims, const SplitPlan& plan) {
 }
 constexpr float kLog2e = 1.4426950408889634f;
 
-// Balanced: N CTAs over every row's tiles; num_splits is the most CTAs any row spans.
+// Balanced: N CTAs over every row's tiles; whole rows: W = floor(R / N) rows a CTA whole, the Rt
+// rows left over divided by tiles. num_splits is the most CTAs any row spans.
 bool plan_balanced(const DecodeDims& dims, const GeometryParams& params,
                    const ClusterCapacity& capacity, SplitPlan& plan) {
-  if (params.schedule != smla::kScheduleBalanced) return false;
-  smla::Balance balance = smla::balance_of(dims.batch, plan.head_groups, plan.tiles_per_row, 1);
-  if (balance.total_tiles >= (1LL << 31)) {  // the kernel counts tiles in int: no grid, no launch
+  if (!smla::divides_tiles(params.schedule)) return false;
+  const long long rows = static_cast<long long>(dims.batch) * plan.head_groups;
+  const long long total_tiles = rows * plan.tiles_per_row;
+  if (total_tiles >= (1LL << 31)) {  // the kernel counts tiles in int: no grid, no launch
     plan.num_splits = 0;
     return true;
   }
   const int resident = capacity.at(1) > 0 ? capacity.at(1) : params.target_ctas;
-  balance.ctas = plan.balanced_ctas =
-      static_cast<int>(std::min<long long>(balance.total_tiles, std::max(1, resident)));
-  plan.num_splits = max_row_parts(balance);
+  plan.balanced_ctas = static_cast<int>(std::min<long long>(total_tiles, std::max(1, resident)));
+  const smla::WholeRows whole = params.schedule == smla::kScheduleWholeRows
+                                    ? smla::whole_rows_of(rows, plan.balanced_ctas)
+                                    : smla::WholeRows{0, static_cast<int>(rows)};
+  plan.whole_rows = whole.per_cta;
+  plan.tail_rows = whole.tail_rows;
+  plan.num_splits = whole.tail_rows > 0
+                        ? max_row_parts(smla::tail_balance(whole.tail_rows, plan.tiles_per_row,
+                                                           plan.balanced_ctas))
+                        : 1;
   plan.requested_splits = plan.num_splits;
   plan.tokens_per_split = 0;
   return true;
@@ -142,7 +151,10 @@ std::array<unsigned, 3> split_grid(const DecodeDims& dims, const SplitPlan& plan
 }
 
 std::array<unsigned, 3> combine_grid(const DecodeDims& dims, const SplitPlan& plan) {
-  return {static_cast<unsigned>(dims.local_heads), static_cast<unsigned>(dims.batch),
+  // The tile-dividing schedules cut only rows below tail_rows (all of them when balanced).
+  const int batch_items =
+      plan.balanced_ctas > 0 ? ceil_div(plan.tail_rows, plan.head_groups) : dims.batch;
+  return {static_cast<unsigned>(dims.local_heads), static_cast<unsigned>(batch_items),
           static_cast<unsigned>(combine_dim_chunks(plan.num_splits))};
 }
 
@@ -173,6 +185,8 @@ smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dim
       plan.merges_last_cta() ? device_pointer<unsigned>(buffers.row_tickets) : nullptr;
   split.row_arrivals =
       plan.merges_row_slices() ? device_pointer<unsigned>(buffers.row_tickets) : nullptr;
+  split.whole_rows = plan.whole_rows;
+  split.tail_rows = plan.tail_rows;
   return split;
 }
 
@@ -192,6 +206,8 @@ smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims&
   combine.tiles_per_row = plan.tiles_per_row;
   combine.bf16_partials = plan.bf16_partials ? 1 : 0;
   combine.head_groups = plan.head_groups;
+  combine.whole_rows = plan.whole_rows;
+  combine.tail_rows = plan.tail_rows;
   return combine;
 }
 

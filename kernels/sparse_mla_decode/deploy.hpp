@@ -46,6 +46,11 @@ struct SplitPlan {
   // resident CTAs (capacity.at(1)), or TARGET_CTAS where that is not known, at most the tiles; then
   // num_splits is the most parts of any row (the partials' stride).
   int balanced_ctas = 0;
+  // The tile-dividing schedules' rows (schedule.h): the whole rows each CTA owns (W, only under
+  // kScheduleWholeRows) and the rows below them divided by tiles (Rt; batch x head_groups when
+  // balanced). 0 and 0 with per-row splits.
+  int whole_rows = 0;
+  int tail_rows = 0;
   // merge 3: the CTA that finishes a row last merges it (per-row splits only, last_cta_merge.cuh).
   bool last_cta = false;
   // merge 5: the splits of a row wait for each other and merge a slice each (row_slice_merge.cuh;
@@ -132,7 +137,8 @@ inline constexpr unsigned kCombineThreads = 128;
 // flight per thread), so small batches with many splits still spread over many CTAs.
 int combine_dim_chunks(int num_splits);
 
-// The combine's grid (x, y, z) = (local_heads, batch, combine_dim_chunks(num_splits)).
+// The combine's grid (x, y, z) = (local_heads, batch, combine_dim_chunks(num_splits)); under
+// kScheduleWholeRows y covers only the batch items of the tail rows (the others were written out).
 std::array<unsigned, 3> combine_grid(const DecodeDims& dims, const SplitPlan& plan);
 
 // Which combine kernel merges the plan's partials (combine.cuh): the whole-row one when every row

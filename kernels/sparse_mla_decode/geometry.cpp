@@ -39,11 +39,14 @@ std::string launch_facts_text(const KernelConfig& config, const Shape& shape) {
       std::string(combine_order(config.merge) == LaunchOrder::programmatic ? " order=programmatic"
                                                                            : " order=stream") +
       (geometry.plan.bf16_partials ? " partials=bf16" : "");
-  if (config.schedule == smla::kScheduleBalanced) {
+  if (smla::divides_tiles(config.schedule)) {
     // One wave of the kernel's resident CTAs on the launching device, whatever TARGET_CTAS says:
     // the grid, the parts per row and the combine's grid follow from it, the batch and the shape.
-    return "split grid=balanced over one wave of resident CTAs block=" +
-           std::to_string(geometry.split_threads) +
+    // (The compile key before this text names the schedule's kernel.)
+    return std::string("split grid=") +
+           (config.schedule == smla::kScheduleWholeRows ? "whole rows + balanced remainder"
+                                                        : "balanced") +
+           " over one wave of resident CTAs block=" + std::to_string(geometry.split_threads) +
            " smem=" + std::to_string(geometry.split_smem_bytes) + " combine" + combine_facts;
   }
   std::string text = "split grid=" + grid(geometry.split_grid) +

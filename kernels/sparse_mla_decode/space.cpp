@@ -19,7 +19,7 @@ const std::vector<Parameter>& parameter_space() {
       {"ctas_per_sm", {1, 2, 3}, false},
       {"target_ctas", {128, 256, 512, 1024}, true},
       {"merge", {0, 1, 2, 3, 4, 5}, true},
-      {"schedule", {0, 1}, false},
+      {"schedule", {0, 1, 2}, false},
   };
   return space;
 }
@@ -90,6 +90,32 @@ bool is_seeds_default(const KernelConfig& config) {
   return structure == default_config();
 }
 
+// The tile-dividing schedules (1 and 2) run on producer warps and merge through the combine.
+std::string tile_division_mismatch(const KernelConfig& config) {
+  if (!smla::divides_tiles(config.schedule)) return {};
+  const std::string schedule =
+      "schedule " + std::to_string(config.schedule) +
+      (config.schedule == smla::kScheduleWholeRows ? " (whole rows)" : " (balanced)");
+  if (config.producers == 0) {
+    return schedule + " runs on producer-warp kernels (producers 1 or 2)";
+  }
+  if (config.merge == smla::kMergeCluster) {
+    return "the cluster merge (merge 2) merges one row's splits in a cluster: schedule 0, not " +
+           schedule;
+  }
+  if (config.merge == smla::kMergeLastCta) {
+    return "the last-CTA merge (merge 3) counts a row's splits: per-row splits (schedule 0), "
+           "not " +
+           schedule;
+  }
+  if (config.merge == smla::kMergeRowSlices) {
+    return "the row-slice merge (merge 5) waits on a row's splits: per-row splits (schedule 0), "
+           "not " +
+           schedule;
+  }
+  return {};
+}
+
 // What the kernels cannot do.
 std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
   const std::string path = "mma_path " + std::to_string(config.mma_path);
@@ -97,18 +123,7 @@ std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
     return "kv_unpack " + std::to_string(config.kv_unpack) +
            " (bitwise e4m3 unpack) makes f16 fragments of the fp8_ds_mla cache on mma_path 1";
   }
-  if (config.schedule == smla::kScheduleBalanced && config.producers == 0) {
-    return "the balanced schedule (schedule 1) runs on producer-warp kernels (producers 1 or 2)";
-  }
-  if (config.schedule == smla::kScheduleBalanced && config.merge == smla::kMergeCluster) {
-    return "the cluster merge (merge 2) merges one row's splits in a cluster: schedule 0";
-  }
-  if (config.schedule == smla::kScheduleBalanced && config.merge == smla::kMergeLastCta) {
-    return "the last-CTA merge (merge 3) counts a row's splits: per-row splits, schedule 0";
-  }
-  if (config.schedule == smla::kScheduleBalanced && config.merge == smla::kMergeRowSlices) {
-    return "the row-slice merge (merge 5) waits on a row's splits: per-row splits, schedule 0";
-  }
+  if (std::string reason = tile_division_mismatch(config); !reason.empty()) return reason;
   if (config.mma_path == 0) {
     if (config.producers > 0) return "producer warps need a pipelined path (mma_path 1 or 2)";
     if (config.merge == smla::kMergeCluster) {
@@ -245,11 +260,10 @@ std::string measured_trim(const KernelConfig& config) {
     return "measured to lose: 16-token tiles run with 4 consumer warps";
   }
   if (std::string reason = merge_trim(config); !reason.empty()) return reason;
-  if (config.schedule == smla::kScheduleBalanced &&
-      (config.num_warps != 4 || config.producers != 2)) {
+  if (smla::divides_tiles(config.schedule) && (config.num_warps != 4 || config.producers != 2)) {
     // Not measured to lose: a second compiled kernel per structure would add its compile time to
     // every cold sweep; the structure every winner from batch 2 up runs gets it first.
-    return "left out for compile time: the balanced schedule (schedule 1) is swept on the 4 "
+    return "left out for compile time: the tile-dividing schedules (1 and 2) are swept on the 4 "
            "consumer + 2 producer warp kernels (every winner from batch 2 up runs them)";
   }
   return {};

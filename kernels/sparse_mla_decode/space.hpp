@@ -23,7 +23,8 @@ struct KernelConfig {
   int merge = 0;          // launch-only smla::Merge: combine kernel (0), the same as a programmatic
                   // dependent (1, was `pdl`), the splits as a cluster merging in shared memory (2),
                   // the last CTA of a row (3), merge 1 over bf16 partials (4)
-  int schedule = 0;  // smla::Schedule (schedule.h): per-row splits (0) or balanced tiles (1)
+  int schedule =
+      0;  // smla::Schedule (schedule.h): per-row splits (0), balanced tiles (1), whole rows (2)
   bool operator==(const KernelConfig& other) const = default;
 };
 

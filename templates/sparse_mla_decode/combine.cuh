@@ -30,13 +30,14 @@ namespace smla_combine {
 constexpr int kInFlight = smla::kCombineInFlight;
 
 // How many of the row's partial slots hold parts: every slot with per-row splits; under the
-// balanced schedule the CTAs that ran the row's tiles (1: the split kernel wrote the row out).
+// tile-dividing schedules the CTAs that ran the row's tiles (1: the split kernel wrote the row
+// out, as it does every row from tail_rows on).
 __device__ __forceinline__ int parts_of_row(const smla::CombineParams& p) {
   if (p.balanced_ctas == 0) return p.num_splits;
   const long long row = static_cast<long long>(blockIdx.y) * p.head_groups + blockIdx.x / p.block_h;
-  const smla::Balance balance =
-      smla::balance_of(p.batch, p.head_groups, p.tiles_per_row, p.balanced_ctas);
-  return smla::row_parts(balance, row).count;
+  if (row >= p.tail_rows) return 1;
+  return smla::row_parts(smla::tail_balance(p.tail_rows, p.tiles_per_row, p.balanced_ctas), row)
+      .count;
 }
 
 // A load of the partials or their lse. THROUGH_L2 (ld.global.cg) for merge 3's last CTA, which

@@ -34,6 +34,11 @@ struct SplitParams {
   // merge 5 (row_slice_merge.cuh): the same counters, where every split of a row waits for the
   // row's others and merges a slice; null otherwise (row_tickets is then null).
   unsigned* row_arrivals;
+  // schedule.h's kScheduleWholeRows: the whole rows each CTA owns (W) and the rows divided by
+  // tiles before them (Rt); 0 and batch x head_groups under the balanced schedule, 0 and 0 under
+  // per-row splits.
+  int whole_rows;
+  int tail_rows;
 };
 
 // A combine thread's partials in flight: the whole-row combine kernel takes rows of at most this
@@ -61,12 +66,16 @@ struct CombineParams {
   unsigned* reset_tickets;
   int bf16_partials;  // 1: partial_out holds bf16 values (layout.h's kMergeCombineBf16)
   int head_groups;    // ceil(n_local_heads / block_h)
+  // As SplitParams': under kScheduleWholeRows the rows from tail_rows on were written out whole by
+  // the split kernel; the balanced division covers rows below it.
+  int whole_rows;
+  int tail_rows;
 };
 
 // No inner padding: each block's size is the sum of its fields, so two blocks with equal fields
 // have equal bytes (the serving tests compare the bytes the kernel receives).
-static_assert(sizeof(SplitParams) == 9 * sizeof(void*) + 10 * sizeof(int), "SplitParams padded");
-static_assert(sizeof(CombineParams) == 5 * sizeof(void*) + 10 * sizeof(int),
+static_assert(sizeof(SplitParams) == 9 * sizeof(void*) + 12 * sizeof(int), "SplitParams padded");
+static_assert(sizeof(CombineParams) == 5 * sizeof(void*) + 12 * sizeof(int),
               "CombineParams padded");
 
 struct ReferenceParams {

@@ -98,7 +98,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
       }
       if (tile + 1 < num_tiles && row_end_tile<SCHEDULE>(p, range, tile) == tile + 1) {
         // Its batch item and head group are all the load needs (row_work also finds its parts).
-        const int row = (range.first_tile + tile + 1) / p.tiles_per_row;
+        const int row = global_tile<SCHEDULE>(range, tile + 1) / p.tiles_per_row;
         pending_q.load(p, RowWork{row / p.head_groups, (row % p.head_groups) * BLOCK_H, 0, false},
                        thread);
         q_pending = true;

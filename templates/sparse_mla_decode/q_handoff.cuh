@@ -17,7 +17,7 @@ namespace smla_pipe {
 
 template <int BLOCK_H, int MMA, int PRODUCERS, int SCHEDULE>
 __host__ __device__ constexpr bool hands_q_over() {
-  return SCHEDULE == smla::kScheduleBalanced && MMA == smla::kMmaRegF16 && PRODUCERS == 2 &&
+  return smla::divides_tiles(SCHEDULE) && MMA == smla::kMmaRegF16 && PRODUCERS == 2 &&
          BLOCK_H == 16;
 }
 

@@ -9,13 +9,25 @@
 //                     row boundaries, so every CTA gets the same tiles (+-1) at every batch. A row
 //                     covered by one CTA is written out directly; a row cut across CTAs leaves one
 //                     partial per CTA (its part) for the combine kernel.
+//  kScheduleWholeRows: the balanced grid, but each CTA owns W = floor(R / N) of the R rows whole
+//                     (CTA c: rows Rt + c W .. Rt + (c + 1) W - 1, Rt = R - W N), written out
+//                     directly; only the first Rt rows (the remainder) are divided by tiles as
+//                     kScheduleBalanced divides all of them, and a CTA runs its share of those
+//                     first. At R < N it is the balanced division. Between one and two waves of
+//                     rows it cuts Rt rows instead of all R: the balanced division at batch 256
+//                     cut every row in two and was 1.23x the whole-row grid's time (BENCHMARKS.md
+//                     section 7, twenty-fifth session), where the combine and the fp32 partials
+//                     of every row are the difference.
 // Included by the kernels and by the host (deploy.cpp): the combine finds a row's parts with the
 // functions the split kernel wrote them with. Plain C++ only (NVRTC has no standard headers).
 #include "layout.h"  // SMLA_HD (relative: the host includes this file as templates/...)
 
 namespace smla {
 
-enum Schedule : int { kScheduleSplits = 0, kScheduleBalanced = 1 };
+enum Schedule : int { kScheduleSplits = 0, kScheduleBalanced = 1, kScheduleWholeRows = 2 };
+
+// The schedules that run one wave of CTAs over the tiles, crossing rows (1 and 2).
+SMLA_HD constexpr bool divides_tiles(int schedule) { return schedule != kScheduleSplits; }
 
 // The balanced schedule's division of G global tiles over N CTAs (1 <= N <= G).
 struct Balance {
@@ -50,6 +62,57 @@ SMLA_HD constexpr RowParts row_parts(const Balance& balance, long long row) {
   const long long first = row * balance.tiles_per_row;
   const int first_cta = cta_of_tile(balance, first);
   return {first_cta, cta_of_tile(balance, first + balance.tiles_per_row - 1) - first_cta + 1};
+}
+
+// kScheduleWholeRows' rows over `ctas` CTAs: W whole rows per CTA and the Rt rows left over.
+struct WholeRows {
+  int per_cta;    // W = floor(R / N)
+  int tail_rows;  // Rt = R - W N, the first rows, divided by tiles
+};
+SMLA_HD constexpr WholeRows whole_rows_of(long long rows, int ctas) {
+  return {static_cast<int>(rows / ctas), static_cast<int>(rows % ctas)};
+}
+
+// The division of the first `tail_rows` rows' tiles over at most `ctas` CTAs: one CTA per tile at
+// most, so that every CTA of the division holds a tile (row_parts counts CTAs, each a part). With
+// no tail rows it holds no CTA: nothing may be asked of it then.
+SMLA_HD constexpr Balance tail_balance(int tail_rows, int tiles_per_row, int ctas) {
+  const long long tiles = static_cast<long long>(tail_rows) * tiles_per_row;
+  return {tiles, static_cast<int>(tiles < ctas ? tiles : ctas), tiles_per_row};
+}
+
+// Under kScheduleWholeRows CTA `cta` runs two pieces as one run of tiles 0 .. count - 1: its share
+// of the tail rows' tiles (global tiles first .. first + jump_tile - 1), then its whole rows
+// (tile t >= jump_tile is global tile first + t + jump). Host and kernel share these (pipelined_
+// work.cuh); tests/test_sparse_mla_schedule.cpp checks them against a division built by hand.
+struct CtaTiles {
+  int first;
+  int count;
+  int jump_tile;
+  int jump;
+};
+SMLA_HD constexpr CtaTiles whole_rows_tiles(int tail_rows, int whole_rows, int tiles_per_row,
+                                            int ctas, int cta) {
+  const Balance tail = tail_balance(tail_rows, tiles_per_row, ctas);
+  const long long tail_first = cta < tail.ctas ? first_tile_of_cta(tail, cta) : tail.total_tiles;
+  const long long tail_end = cta < tail.ctas ? first_tile_of_cta(tail, cta + 1) : tail.total_tiles;
+  const long long rows_first =
+      (tail_rows + static_cast<long long>(cta) * whole_rows) * tiles_per_row;
+  return {static_cast<int>(tail_first),
+          static_cast<int>(tail_end - tail_first) + whole_rows * tiles_per_row,
+          static_cast<int>(tail_end - tail_first), static_cast<int>(rows_first - tail_end)};
+}
+
+SMLA_HD constexpr int global_of(const CtaTiles& tiles, int tile) {
+  return tiles.first + tile + (tile >= tiles.jump_tile ? tiles.jump : 0);
+}
+
+// The end (in the CTA's tiles) of the segment that tile `tile` is in: its row's end, or the tail
+// share's end where that comes first (the row goes on in the next CTA).
+SMLA_HD constexpr int segment_end(const CtaTiles& tiles, int tile, int tiles_per_row) {
+  const int global = global_of(tiles, tile);
+  const int row_end = tile + (global / tiles_per_row + 1) * tiles_per_row - global;
+  return tile < tiles.jump_tile && tiles.jump_tile < row_end ? tiles.jump_tile : row_end;
 }
 
 }  // namespace smla

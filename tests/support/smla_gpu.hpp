@@ -49,9 +49,8 @@ inline int launch_variants(const KernelConfig& key) {
   return key.schedule == smla::kScheduleSplits ? 6 : 4;
 }
 inline KernelConfig launch_variant(KernelConfig key, int variant) {
-  // The balanced schedule's fourth variant is merge 4 (it takes no merge 3).
-  key.merge =
-      key.schedule == smla::kScheduleBalanced && variant == 3 ? smla::kMergeCombineBf16 : variant;
+  // The tile-dividing schedules' fourth variant is merge 4 (they take no merge 3).
+  key.merge = smla::divides_tiles(key.schedule) && variant == 3 ? smla::kMergeCombineBf16 : variant;
   const bool most_splits =
       key.merge == smla::kMergeCombinePdl || key.merge == smla::kMergeCombineBf16;
   key.target_ctas = key.merge == smla::kMergeCombine ? kTargets[0]
