@@ -2,8 +2,10 @@
 # H200 steps written in the twenty-fifth session, which was lent no device: for the next one.
 #   whole     schedule 2 (whole rows, 5312ac1): first gpu_sparse_mla_whole_rows (its correctness
 #             where it differs from the balanced schedule: tails of 1 to N - 1 rows before 1-2
-#             whole rows a CTA, fp8 / e4m3 / bf16, 16 and 32 heads, merges 0 / 1 / 4), then the
-#             three schedules side by side (tuner bench --best-per schedule, two rounds) at
+#             whole rows a CTA, fp8 / e4m3 / bf16, 16 and 32 heads, merges 0 / 1 / 4; fp8 also
+#             under the 2-CTA launch bound, where schedules 1 and 2 take the token softmax), then
+#             the three schedules side by side (tuner bench --best-per schedule,ctas_per_sm; two
+#             rounds; schedule 0 keeps the 1-CTA bound, the sweep's trim) at
 #             batches 256-512 on the fp8 winners' structure (BLOCK_T 64, 2 stages) and the bf16
 #             one's (BLOCK_T 32, 3 stages). Predicted from the reference sweep (BENCHMARKS.md
 #             section 7, twenty-fifth session): schedule 2 at 272-400 about the schedule-1 kernel's
@@ -30,8 +32,9 @@ case $step in
     export AB_BUILDS=new
     mkdir -p "$logs/fp8" "$logs/bf16"
     bench_ab "$logs/fp8" "$batches" \
-      "$common,block_t=64,num_stages=2,schedule=0|1|2,merge=1|4,target_ctas=128|1024" schedule
-    bench_ab_summary "$logs/fp8" schedule merge target_ctas
+      "${common/ctas_per_sm=1/ctas_per_sm=1|2},block_t=64,num_stages=2,schedule=0|1|2,merge=1|4,target_ctas=128|1024" \
+      schedule,ctas_per_sm
+    bench_ab_summary "$logs/fp8" schedule ctas_per_sm merge target_ctas
     XDG_CACHE_HOME=/tmp/bench_ab_cache_new timeout 200 build/tuner/tuner bench --kv bf16 \
       --batches "$batches" --no-default --best-per schedule \
       --where "$common,block_t=32,num_stages=3,schedule=0|1|2,merge=1|4,target_ctas=128|1024" \

@@ -316,9 +316,11 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   }
 
   constexpr bool kHandoff = smla_pipe::hands_q_over<BLOCK_H, MMA, PRODUCERS, SCHEDULE>();
-  // The balanced schedule keeps the whole-tile softmax: around its row loop the token softmax
-  // took the BLOCK_T 64 kernel from 156 to 169 registers on sm_90, past two CTAs an SM.
-  constexpr bool kTokenSoftmax = SCHEDULE == smla::kScheduleSplits &&
+  // Around the tile-dividing schedules' row loop the token softmax took the BLOCK_T 64 kernel
+  // from 156 to 169 registers on sm_90, past two CTAs an SM: they keep the whole-tile softmax
+  // under a launch bound of one CTA an SM, and take the token softmax under a bound of two, which
+  // ptxas meets (164 registers, no spills; space.cpp sweeps that bound for them).
+  constexpr bool kTokenSoftmax = (SCHEDULE == smla::kScheduleSplits || CTAS_PER_SM >= 2) &&
                                  smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT);
   const float value_scale = smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f;
   int handoffs = 0;  // rows whose q the producers handed over
