@@ -69,20 +69,13 @@ case $step in
     ;;
   timeline)
     export XDG_CACHE_HOME=/tmp/s24_cache
-    timeline() {  # NAME BATCH WHERE: one diagnostic bench run, summed up
-      timeout 100 .devcarry/bin/tuner_timeline bench --batches "$2" --no-default \
-        --where "$common,$t64,$3" >"$logs/$1.log" 2>&1
-      echo "== $1 (batch $2, $3) rc=$? at $(($(date +%s) - began)) s"
-      python3 scripts/timeline.py "$logs/$1.log" | sed -n '1,40p' >"$logs/$1.txt"
-      grep -E "launch 100|stream|written|each SM|combine|past the|end |split end" "$logs/$1.txt" |
-        head -n 12
-    }
-    timeline b264_s0 264 "schedule=0,merge=0,target_ctas=128"
-    timeline b272_s1 272 "schedule=1,merge=4,target_ctas=128"
-    timeline b272_s0 272 "schedule=0,merge=0,target_ctas=128"
-    timeline b400_s1 400 "schedule=1,merge=4,target_ctas=128"
-    timeline b512_s0 512 "schedule=0,merge=2,target_ctas=1024"
-    timeline b512_s1 512 "schedule=1,merge=4,target_ctas=128"
+    source scripts/timeline_step.sh
+    timeline_step "$logs" b264_s0 264 "$common,$t64,schedule=0,merge=0,target_ctas=128"
+    timeline_step "$logs" b272_s1 272 "$common,$t64,schedule=1,merge=4,target_ctas=128"
+    timeline_step "$logs" b272_s0 272 "$common,$t64,schedule=0,merge=0,target_ctas=128"
+    timeline_step "$logs" b400_s1 400 "$common,$t64,schedule=1,merge=4,target_ctas=128"
+    timeline_step "$logs" b512_s0 512 "$common,$t64,schedule=0,merge=2,target_ctas=1024"
+    timeline_step "$logs" b512_s1 512 "$common,$t64,schedule=1,merge=4,target_ctas=128"
     for f in "$logs"/*.log; do gzip "$f"; done  # the raw stamps: megabytes
     ;;
   *) echo "unknown step '$step': use ab, check, serve or timeline" >&2; exit 2 ;;

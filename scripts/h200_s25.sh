@@ -20,6 +20,7 @@ source scripts/device_call_env.sh
 logs=$out/s25_$step
 mkdir -p "$logs"
 common="block_h=16,kv_unpack=0,ctas_per_sm=1,mma_path=1,producers=2,num_warps=4"
+t64="block_t=64,num_stages=2"
 batches=${BATCHES:-256,264,272,304,336,400,432,464,512}
 case $step in
   whole)
@@ -32,7 +33,7 @@ case $step in
     export AB_BUILDS=new
     mkdir -p "$logs/fp8" "$logs/bf16"
     bench_ab "$logs/fp8" "$batches" \
-      "${common/ctas_per_sm=1/ctas_per_sm=1|2},block_t=64,num_stages=2,schedule=0|1|2,merge=1|4,target_ctas=128|1024" \
+      "${common/ctas_per_sm=1/ctas_per_sm=1|2},$t64,schedule=0|1|2,merge=1|4,target_ctas=128|1024" \
       schedule,ctas_per_sm
     bench_ab_summary "$logs/fp8" schedule ctas_per_sm merge target_ctas
     XDG_CACHE_HOME=/tmp/bench_ab_cache_new timeout 200 build/tuner/tuner bench --kv bf16 \
@@ -44,18 +45,11 @@ case $step in
     ;;
   timeline)
     export XDG_CACHE_HOME=/tmp/s25_cache
-    timeline() {  # NAME BATCH WHERE: one diagnostic bench run, summed up
-      timeout 100 .devcarry/bin/tuner_timeline bench --batches "$2" --no-default \
-        --where "$common,block_t=64,num_stages=2,$3" >"$logs/$1.log" 2>&1
-      echo "== $1 (batch $2, $3) rc=$? at $(($(date +%s) - began)) s"
-      python3 scripts/timeline.py "$logs/$1.log" | sed -n '1,40p' >"$logs/$1.txt"
-      grep -E "launch 100|stream|written|each SM|combine|past the|end |split end" "$logs/$1.txt" |
-        head -n 12
-    }
-    timeline b272_s1 272 "schedule=1,merge=4,target_ctas=128"
-    timeline b272_s2 272 "schedule=2,merge=4,target_ctas=128"
-    timeline b400_s1 400 "schedule=1,merge=4,target_ctas=128"
-    timeline b400_s2 400 "schedule=2,merge=4,target_ctas=128"
+    source scripts/timeline_step.sh
+    timeline_step "$logs" b272_s1 272 "$common,$t64,schedule=1,merge=4,target_ctas=128"
+    timeline_step "$logs" b272_s2 272 "$common,$t64,schedule=2,merge=4,target_ctas=128"
+    timeline_step "$logs" b400_s1 400 "$common,$t64,schedule=1,merge=4,target_ctas=128"
+    timeline_step "$logs" b400_s2 400 "$common,$t64,schedule=2,merge=4,target_ctas=128"
     for f in "$logs"/*.log; do gzip "$f"; done  # the raw stamps: megabytes
     ;;
   *) echo "unknown step '$step': use whole or timeline" >&2; exit 2 ;;

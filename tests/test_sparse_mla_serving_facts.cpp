@@ -139,6 +139,21 @@ TEST_CASE("with a cluster capacity the serving launch is still the tuner's, and 
   CHECK(test::serving_launches(config, KvFormat::fp8_ds_mla, 62, 16, clusters)[0].cluster_x == 4u);
 }
 
+namespace {
+
+// The winners' structure (BLOCK_T 64, 4 + 2 warps, 2 stages, mma_path 1) at TARGET_CTAS 256.
+KernelConfig winners_structure(int merge, int schedule) {
+  return KernelConfig{.block_t = 64,
+                      .num_stages = 2,
+                      .mma_path = 1,
+                      .producers = 2,
+                      .target_ctas = 256,
+                      .merge = merge,
+                      .schedule = schedule};
+}
+
+}  // namespace
+
 TEST_CASE("the balanced schedule's serving launch is the tuner's, with and without resident CTAs") {
   ClusterCapacity resident;
   resident.clusters[1] = 264;  // 2 CTAs x 132 SMs
@@ -146,13 +161,7 @@ TEST_CASE("the balanced schedule's serving launch is the tuner's, with and witho
   for (const KvFormat kv : {KvFormat::fp8_ds_mla, KvFormat::bf16}) {
     for (const int merge : {0, 1}) {
       for (const int batch : {1, 7, 64, 132, 136, 264, 512}) {
-        const KernelConfig config{.block_t = 64,
-                                  .num_stages = 2,
-                                  .mma_path = 1,
-                                  .producers = 2,
-                                  .target_ctas = 256,
-                                  .merge = merge,
-                                  .schedule = 1};
+        const KernelConfig config = winners_structure(merge, smla::kScheduleBalanced);
         CAPTURE(batch);
         CAPTURE(merge);
         check_serving_is_tuners(config, kv, batch, resident);
@@ -179,13 +188,7 @@ TEST_CASE("the whole-rows schedule's serving launch: the tail rows' combine only
       // rows left over after floor(batch / 264) whole rows a CTA, written here.
       for (const auto& [batch, tail_rows] : std::vector<std::pair<int, int>>{
                {7, 7}, {264, 0}, {265, 1}, {272, 8}, {400, 136}, {528, 0}, {531, 3}}) {
-        const KernelConfig config{.block_t = 64,
-                                  .num_stages = 2,
-                                  .mma_path = 1,
-                                  .producers = 2,
-                                  .target_ctas = 256,
-                                  .merge = merge,
-                                  .schedule = smla::kScheduleWholeRows};
+        const KernelConfig config = winners_structure(merge, smla::kScheduleWholeRows);
         CAPTURE(batch);
         CAPTURE(merge);
         check_serving_is_tuners(config, kv, batch, resident);

@@ -1,0 +1,15 @@
+# shellcheck shell=bash disable=SC2154  # $began: device_call_env.sh
+# Sourced by the H200 call scripts' timeline steps (bash).
+# timeline_step LOGS NAME BATCH WHERE: one `tuner bench` run of the diagnostic tuner
+# (.devcarry/bin/tuner_timeline, scripts/devcarry_variant_tuner.sh timeline SMLA_TIMELINE=100)
+# at BATCH on the configs WHERE selects, into LOGS/NAME.log; scripts/timeline.py's summary into
+# LOGS/NAME.txt, and its headline rows printed. Expects XDG_CACHE_HOME set and $began.
+timeline_step() {
+  local logs=$1 name=$2 batch=$3 where=$4
+  timeout 100 .devcarry/bin/tuner_timeline bench --batches "$batch" --no-default \
+    --where "$where" >"$logs/$name.log" 2>&1
+  echo "== $name (batch $batch, $where) rc=$? at $(($(date +%s) - began)) s"
+  python3 scripts/timeline.py "$logs/$name.log" | sed -n '1,40p' >"$logs/$name.txt"
+  grep -E "launch 100|stream|written|each SM|combine|past the|end |split end" "$logs/$name.txt" |
+    head -n 12
+}
