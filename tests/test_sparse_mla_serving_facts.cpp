@@ -186,8 +186,10 @@ TEST_CASE("the whole-rows schedule's serving launch: the tail rows' combine only
     for (const int merge : {0, 1, 4}) {
       // (batch, combine CTAs along y): 16 heads in one head group, so rows = batch items; the
       // rows left over after floor(batch / 264) whole rows a CTA, written here.
-      for (const auto& [batch, tail_rows] : std::vector<std::pair<int, int>>{
+      for (const std::pair<int, int>& batch_and_tail : std::vector<std::pair<int, int>>{
                {7, 7}, {264, 0}, {265, 1}, {272, 8}, {400, 136}, {528, 0}, {531, 3}}) {
+        const int batch = batch_and_tail.first;  // not a structured binding: CAPTURE (a lambda)
+        const int tail_rows = batch_and_tail.second;
         const KernelConfig config = winners_structure(merge, smla::kScheduleWholeRows);
         CAPTURE(batch);
         CAPTURE(merge);

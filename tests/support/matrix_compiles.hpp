@@ -17,6 +17,7 @@
 #include "core/parallel.hpp"
 #include "kernels/sparse_mla_decode/resources.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
+#include "templates/sparse_mla_decode/schedule.h"
 
 namespace tuner::test {
 
@@ -32,6 +33,13 @@ inline std::vector<KernelConfig> compile_keys_for(const Shape& shape, int smem_o
     // A launch bound of 2-3 CTAs per SM changes only the register allocation of the same source:
     // checked at 2 stages (the measured ones), not tripling the matrix.
     if (typed.ctas_per_sm != 1 && typed.num_stages != 2) continue;
+    // Schedule 2 is schedule 1 but for its division (schedule.h; checked on the CPU by
+    // test_sparse_mla_whole_rows, on the GPU where it differs by gpu_sparse_mla_whole_rows): the
+    // matrix runs it on the structures the sweep times it on, 4 consumer + 2 producer warps.
+    if (typed.schedule == smla::kScheduleWholeRows &&
+        (typed.num_warps != 4 || typed.producers != 2)) {
+      continue;
+    }
     if (!shape_mismatch(typed, shape).empty()) continue;
     if (static_budget(typed, shape.kv_format).smem_bytes_per_block > smem_optin) continue;
     keys.push_back(typed);
