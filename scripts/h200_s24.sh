@@ -12,7 +12,7 @@
 #   check     correctness where the sweeps and the 16-head runs do not reach: the repeat test and
 #             the correctness matrix over PARTS (default fp8 and bf16 at 32 heads: two head groups
 #             a batch item at BLOCK_H 16; both combine kernels run in every part).
-#   serve     the serving path with the new frozen role (combine.whole_row): a sweep of batches 8
+#   serve     the serving path with the new frozen role (combine.whole_row): a sweep of batches 1, 8
 #             (the general combine) and 64 (the whole-row one), `tuner freeze`, then
 #             gpu_tunedb_cuda (the launcher against the reference and its DB median),
 #             gpu_tunedb_cuda_factors (the launcher and the tuner write the same bits) and
@@ -56,7 +56,7 @@ case $step in
           paste -sd ' ')"
       return "$rc"
     }
-    if run sweep 200 "$TUNER_BINARY" sweep --db "$work/t.db" --batches 8,64 --cache-dir "$work/c" &&
+    if run sweep 200 "$TUNER_BINARY" sweep --db "$work/t.db" --batches 1,8,64 --cache-dir "$work/c" &&
       run freeze 60 "$TUNER_BINARY" freeze --db "$work/t.db" --out "$work/f.db" \
         --cache-dir "$work/c"; then
       run tunedb_cuda 200 env TUNEDB_SERVE_DB="$work/f.db" build/tests/gpu_tunedb_cuda --no-skip
@@ -64,7 +64,7 @@ case $step in
     fi
     run capture 180 build/tests/gpu_capture
     grep -hE "wrong results" "$logs/sweep.log" | tail -n 1
-    grep -hE "^ +(8|64) \{" "$logs/sweep.log" | cut -c1-160
+    grep -hE "^ +(1|8|64) \{" "$logs/sweep.log" | cut -c1-160
     grep -hE "ERROR|FATAL|CRASH" "$logs"/*.log | head -n 10 | cut -c1-300
     ;;
   timeline)
