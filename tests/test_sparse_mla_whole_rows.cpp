@@ -5,7 +5,8 @@
 // CTA (CTA c: rows Rt + c W .. Rt + (c + 1) W - 1), run after its share of the first Rt = R - W N
 // rows' tiles; the shares cover those tiles once, in order, floor or ceil of their count over
 // min(N, Rt x tiles_per_row) CTAs each. Then the parts the combine counts for each row (row_parts
-// over tail_balance) against the CTAs the walk found holding it, and the plan's fields and grids.
+// over tail_balance) against the CTAs the walk found holding it, and the plan's fields and grids;
+// and the sweep's trim of schedule 1.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -15,6 +16,8 @@
 
 #include "core/cluster_capacity.hpp"
 #include "kernels/sparse_mla_decode/deploy.hpp"
+#include "kernels/sparse_mla_decode/shape.hpp"
+#include "kernels/sparse_mla_decode/space.hpp"
 #include "templates/sparse_mla_decode/schedule.h"
 
 using namespace tuner;
@@ -190,4 +193,26 @@ TEST_CASE("whole-rows split plan on the H200's 264 resident CTAs, by hand") {
       pack_combine({}, {272, 16, 2048}, split_plan({272, 16, 2048}, whole_rows, h200));
   CHECK(combined.whole_rows == 1);
   CHECK(combined.tail_rows == 8);
+}
+
+TEST_CASE("the sweep times schedule 2 and trims schedule 1, whose division it keeps below a wave") {
+  // The winners' structure: BLOCK_T 64, 4 consumer + 2 producer warps, 2 stages, f16 in registers.
+  KernelConfig config{.block_t = 64,
+                      .num_warps = 4,
+                      .num_stages = 2,
+                      .mma_path = 1,
+                      .producers = 2,
+                      .merge = smla::kMergeCombineBf16};
+  for (const int ctas_per_sm : {1, 2}) {  // 2: the token softmax's bound (space.cpp)
+    CAPTURE(ctas_per_sm);
+    config.ctas_per_sm = ctas_per_sm;
+    config.schedule = smla::kScheduleWholeRows;
+    CHECK(measured_trim(config).empty());
+    config.schedule = smla::kScheduleSplits;
+    CHECK(measured_trim(config).empty() == (ctas_per_sm == 1));
+    config.schedule = smla::kScheduleBalanced;
+    CHECK(measured_trim(config).rfind("measured to lose: schedule 2 (whole rows) divides as", 0) ==
+          0);
+    CHECK(shape_mismatch(config, Shape{}).empty());  // trimmed, not refused: --trimmed times it
+  }
 }

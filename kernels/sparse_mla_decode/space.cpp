@@ -270,6 +270,15 @@ std::string measured_trim(const KernelConfig& config) {
     return "measured to lose: 16-token tiles run with 4 consumer warps";
   }
   if (std::string reason = merge_trim(config); !reason.empty()) return reason;
+  if (config.schedule == smla::kScheduleBalanced) {
+    // H200, 2026-12-05 (BENCHMARKS.md section 7, twenty-fifth session): below one wave of rows
+    // schedule 2 divides the tiles as schedule 1 does (the reference sweep's schedule table:
+    // within +-2 % at batch 1-256); above it, it keeps rows whole and was 2-7 % faster at 272-400
+    // and level or faster at 432-512 (0.96-1.00x). Its compiles and screens cost the cold sweep
+    // ~15 s for nothing.
+    return "measured to lose: schedule 2 (whole rows) divides as schedule 1 below one wave of "
+           "rows and was 0-7 % faster above it (batch 256-512)";
+  }
   if (smla::divides_tiles(config.schedule) && (config.num_warps != 4 || config.producers != 2)) {
     // Not measured to lose: a second compiled kernel per structure would add its compile time to
     // every cold sweep; the structure every winner from batch 2 up runs gets it first.
