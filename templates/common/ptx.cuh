@@ -30,6 +30,13 @@ __device__ __forceinline__ void cp_async_16(void* shared_dst, const void* global
                : "memory");
 }
 
+// 4-byte global -> shared copy (both addresses 4-byte aligned).
+__device__ __forceinline__ void cp_async_4(void* shared_dst, const void* global_src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_address(shared_dst)),
+               "l"(global_src)
+               : "memory");
+}
+
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }

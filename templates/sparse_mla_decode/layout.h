@@ -88,8 +88,9 @@ struct SmemLayout {
   unsigned ring_offset;  // [num_stages][block_t][ring_row_stride] raw KV rows (cp.async ring)
   unsigned ring_row_stride;
   unsigned ring_stage_bytes;
-  unsigned token_offset;    // [num_stages][block_t] int token ids (-1: masked)
-  unsigned dequant_offset;  // fp8 only: [block_t][kBf16RowStride] unscaled bf16 K/V tile
+  unsigned token_offset;       // [num_stages][block_t] int token ids (-1: masked)
+  unsigned staged_ids_offset;  // producers: [2][block_t] int ids loaded ahead (cp.async)
+  unsigned dequant_offset;     // fp8 only: [block_t][kBf16RowStride] unscaled bf16 K/V tile
   unsigned dequant_bytes;
   unsigned scores_offset;  // [ksplit][block_h][block_t] fp32 partial scores
   unsigned ksplit;
@@ -133,7 +134,9 @@ SMLA_HD constexpr SmemLayout pipelined_layout(int block_t, int block_h, int num_
   layout.ring_stage_bytes = unsigned(block_t) * layout.ring_row_stride;
   offset = align_up(offset + unsigned(num_stages) * layout.ring_stage_bytes, 128);
   layout.token_offset = offset;
-  offset = align_up(offset + unsigned(num_stages) * unsigned(block_t) * 4u, 128);
+  layout.staged_ids_offset = offset + unsigned(num_stages) * unsigned(block_t) * 4u;
+  offset =
+      align_up(layout.staged_ids_offset + (producers > 0 ? 2u * unsigned(block_t) * 4u : 0u), 128);
   layout.scores_offset = offset;
   layout.ksplit = unsigned(score_ksplit(block_t, block_h, num_warps));
   layout.scores_row_stride = unsigned(block_t) + 8u;

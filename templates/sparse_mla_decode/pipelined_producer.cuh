@@ -29,18 +29,32 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
   const int thread = static_cast<int>(threadIdx.x) - NUM_WARPS * 32;
   auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);
   unsigned long long* empty = full + NUM_STAGES;
-  int next[kRowsPerThread];
+  // Token ids two tiles ahead, copied into shared memory (slot tile % 2) with one cp.async group
+  // a tile: each thread reads back only its own rows. Loaded into registers one tile ahead, the
+  // producers waited out each tile's id load before its free stage (ptxas hoisted the ids' tests,
+  // or a scoreboard wait, above the stage's wait under the tile-dividing schedules: ncu at batch
+  // 264, twenty-sixth session), and with the memory system saturated that load takes about a
+  // tile's time.
+  int* staged_ids = reinterpret_cast<int*>(smem + layout.staged_ids_offset);
   auto fetch = [&](int tile) {
     const bool in_range = tile < range.end_tile - range.first_tile;
     const TileSource source = tile_source<BLOCK_T, SCHEDULE>(p, range, in_range ? tile : 0);
+    int* slot = staged_ids + (tile % 2) * BLOCK_T;
 #pragma unroll
     for (int k = 0; k < kRowsPerThread; ++k) {
       const int row = thread + k * kThreads;
       const int pos = source.first_pos + row;
-      next[k] = in_range && row < BLOCK_T && pos < p.topk ? __ldg(source.index_row + pos) : -1;
+      if (row >= BLOCK_T) continue;
+      if (in_range && pos < p.topk) {
+        ptx::cp_async_4(slot + row, source.index_row + pos);
+      } else {
+        slot[row] = -1;
+      }
     }
+    ptx::cp_async_commit();
   };
   fetch(0);
+  fetch(1);
   PendingQ<BLOCK_H, PRODUCERS> pending_q;
   bool q_pending = false;
   int handoffs = 0;
@@ -50,6 +64,8 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     if (tile >= NUM_STAGES) {
       ptx::mbarrier_wait_sleeping<kProducerSuspendNs>(&empty[stage], ((tile / NUM_STAGES) - 1) & 1);
     }
+    ptx::cp_async_wait<1>();  // this tile's ids are in; the next tile's may still fly
+    const int* slot = staged_ids + (tile % 2) * BLOCK_T;
     int ids[kRowsPerThread];
     unsigned bytes = 0;
     bool zeroed = false;
@@ -58,7 +74,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
 #pragma unroll
     for (int k = 0; k < kRowsPerThread; ++k) {
       const int row = thread + k * kThreads;
-      ids[k] = next[k];
+      ids[k] = row < BLOCK_T ? slot[row] : -1;
       if (row >= BLOCK_T) continue;
       tokens[row] = ids[k];
       if (ids[k] >= 0) {
@@ -86,7 +102,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     }
     SMLA_TL_MARK(thread == 0 && tile == 0, kIssued0);
     SMLA_TL_MARK(thread == 0 && tile + 1 == num_tiles, kIssuedLast);
-    fetch(tile + 1);  // the next tile's ids load while this one's copies fly
+    fetch(tile + 2);  // into the slot read above: its ids are in registers (the copies used them)
     if constexpr (kHandoff) {
       unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);
       if (q_pending) {  // this tile began a row: its q goes in once the last row's scores are done
