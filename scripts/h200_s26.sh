@@ -55,9 +55,9 @@ case $step in
     bench_ab "$logs/fp8" "${BATCHES:-64,66,72,128,264,272,336,400,432}" \
       "$fp8,merge=1|4,target_ctas=128|1024" schedule,ctas_per_sm
     bench_ab_summary "$logs/fp8" schedule ctas_per_sm merge
-    for build in old new; do
+    for build in ${AB_BUILDS:-old new}; do
       bin=build/tuner/tuner
-      [ "$build" = old ] && bin=.devcarry/bin/tuner_old
+      [ "$build" = new ] || bin=.devcarry/bin/tuner_$build
       XDG_CACHE_HOME=/tmp/bench_ab_cache_$build timeout 100 $bin bench --kv bf16 \
         --batches 64,128,264,400 --no-default --best-per schedule \
         --where "${fp8/block_t=64,num_stages=2/block_t=32,num_stages=3},merge=1|4,target_ctas=128|1024" \
@@ -65,15 +65,15 @@ case $step in
       echo "bf16 $build rc=$? at $(($(date +%s) - began)) s"
     done
     for round in 1 2; do
-      for build in old new; do
+      for build in ${AB_BUILDS:-old new}; do
         bin=build/tuner/tuner
-        [ "$build" = old ] && bin=.devcarry/bin/tuner_old
+        [ "$build" = new ] || bin=.devcarry/bin/tuner_$build
         XDG_CACHE_HOME=/tmp/bench_ab_cache_$build timeout 60 $bin bench --batches 512 \
           --where "$base,ctas_per_sm=1,schedule=0" --no-default --replays 40 \
           --samples "$logs/held_${build}_$round.csv" >"$logs/held_${build}_$round.log" 2>&1
       done
     done
-    for f in "$logs"/bf16_old.log "$logs"/bf16_new.log; do
+    for f in "$logs"/bf16_*.log; do
       echo "== $(basename "$f") (batch schedule median)"
       grep -E "^ +[0-9]+ block_t.*best of" "$f" | awk '{s = ""; u = ""
         for (i = 2; i <= NF; i++) { if ($i ~ /^schedule=/) s = $i; if (u == "" && $i ~ /^[0-9]+\.[0-9]+$/) u = $i }
@@ -81,7 +81,7 @@ case $step in
       echo
     done
     for round in 1 2; do
-      for build in old new; do
+      for build in ${AB_BUILDS:-old new}; do
         echo "== held 512 ($build, round $round): median of replays 1-5, 11-40"
         python3 -c 'import csv, statistics, sys
 v = [float(r[-1]) for r in csv.reader(open(sys.argv[1]))]

@@ -61,12 +61,19 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
   const int num_tiles = range.end_tile - range.first_tile;
   for (int tile = 0; tile < num_tiles; ++tile) {
     const int stage = tile % NUM_STAGES;
+    // This tile's ids (copied a tile ago; the next tile's may still fly) read before the stage's
+    // wait, so that a freed stage costs no shared-memory round trip before its copies.
+    ptx::cp_async_wait<1>();
+    const int* slot = staged_ids + (tile % 2) * BLOCK_T;
+    int ids[kRowsPerThread];
+#pragma unroll
+    for (int k = 0; k < kRowsPerThread; ++k) {
+      const int row = thread + k * kThreads;
+      ids[k] = row < BLOCK_T ? slot[row] : -1;
+    }
     if (tile >= NUM_STAGES) {
       ptx::mbarrier_wait_sleeping<kProducerSuspendNs>(&empty[stage], ((tile / NUM_STAGES) - 1) & 1);
     }
-    ptx::cp_async_wait<1>();  // this tile's ids are in; the next tile's may still fly
-    const int* slot = staged_ids + (tile % 2) * BLOCK_T;
-    int ids[kRowsPerThread];
     unsigned bytes = 0;
     bool zeroed = false;
     unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
@@ -74,7 +81,6 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
 #pragma unroll
     for (int k = 0; k < kRowsPerThread; ++k) {
       const int row = thread + k * kThreads;
-      ids[k] = row < BLOCK_T ? slot[row] : -1;
       if (row >= BLOCK_T) continue;
       tokens[row] = ids[k];
       if (ids[k] >= 0) {
