@@ -255,6 +255,16 @@ TEST_CASE("the layout puts the ring, q and the tiles where the budget says") {
   CHECK(smla::smem_layout(16, 16, 4, 3, 0).total_bytes > layout.total_bytes);
   CHECK(smla::smem_layout(32, 16, 4, 2, 0).total_bytes > layout.total_bytes);
   CHECK(smla::smem_layout(16, 16, 4, 2, smla::kBf16).dequant_bytes == 0);
+  // Producer kernels: the staged ids' two slots between the token ids and the scores; none without
+  // producers.
+  for (const int block_t : {16, 32, 64}) {
+    CAPTURE(block_t);
+    const smla::SmemLayout fed = smla::smem_layout(block_t, 16, 4, 3, smla::kFp8DsMla, 1, 2);
+    CHECK(fed.staged_ids_offset == fed.token_offset + 3 * block_t * 4);
+    CHECK(fed.scores_offset >= fed.staged_ids_offset + 2 * block_t * 4);
+    const smla::SmemLayout alone = smla::smem_layout(block_t, 16, 4, 3, smla::kFp8DsMla, 1, 0);
+    CHECK(alone.scores_offset < alone.token_offset + 3 * block_t * 4 + 128);
+  }
 }
 
 TEST_CASE("launch geometry follows the split rule") {

@@ -5,6 +5,7 @@
 #include "common/async.cuh"
 #include "sparse_mla_decode/layout.h"
 #include "sparse_mla_decode/pipelined_work.cuh"
+#include "sparse_mla_decode/producer_ids.cuh"
 #include "sparse_mla_decode/q_handoff.cuh"
 #include "sparse_mla_decode/timeline.cuh"
 
@@ -29,48 +30,17 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
   const int thread = static_cast<int>(threadIdx.x) - NUM_WARPS * 32;
   auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);
   unsigned long long* empty = full + NUM_STAGES;
-  // Token ids two tiles ahead, copied into shared memory (slot tile % 2) with one cp.async group
-  // a tile: each thread reads back only its own rows. Loaded into registers one tile ahead, the
-  // producers waited out each tile's id load before its free stage (ptxas hoisted the ids' tests,
-  // or a scoreboard wait, above the stage's wait under the tile-dividing schedules: ncu at batch
-  // 264, twenty-sixth session), and with the memory system saturated that load takes about a
-  // tile's time.
-  int* staged_ids = reinterpret_cast<int*>(smem + layout.staged_ids_offset);
-  auto fetch = [&](int tile) {
-    const bool in_range = tile < range.end_tile - range.first_tile;
-    const TileSource source = tile_source<BLOCK_T, SCHEDULE>(p, range, in_range ? tile : 0);
-    int* slot = staged_ids + (tile % 2) * BLOCK_T;
-#pragma unroll
-    for (int k = 0; k < kRowsPerThread; ++k) {
-      const int row = thread + k * kThreads;
-      const int pos = source.first_pos + row;
-      if (row >= BLOCK_T) continue;
-      if (in_range && pos < p.topk) {
-        ptx::cp_async_4(slot + row, source.index_row + pos);
-      } else {
-        slot[row] = -1;
-      }
-    }
-    ptx::cp_async_commit();
-  };
-  fetch(0);
-  fetch(1);
+  ProducerIds<BLOCK_T, kThreads, kRowsPerThread, SCHEDULE, stages_ids<KV_FORMAT, SCHEDULE>()>
+      source_ids{{}, reinterpret_cast<int*>(smem + layout.staged_ids_offset), thread};
+  source_ids.start(p, range);
   PendingQ<BLOCK_H, PRODUCERS> pending_q;
   bool q_pending = false;
   int handoffs = 0;
   const int num_tiles = range.end_tile - range.first_tile;
   for (int tile = 0; tile < num_tiles; ++tile) {
     const int stage = tile % NUM_STAGES;
-    // This tile's ids (copied a tile ago; the next tile's may still fly) read before the stage's
-    // wait, so that a freed stage costs no shared-memory round trip before its copies.
-    ptx::cp_async_wait<1>();
-    const int* slot = staged_ids + (tile % 2) * BLOCK_T;
     int ids[kRowsPerThread];
-#pragma unroll
-    for (int k = 0; k < kRowsPerThread; ++k) {
-      const int row = thread + k * kThreads;
-      ids[k] = row < BLOCK_T ? slot[row] : -1;
-    }
+    source_ids.take_before_wait(tile, ids);
     if (tile >= NUM_STAGES) {
       ptx::mbarrier_wait_sleeping<kProducerSuspendNs>(&empty[stage], ((tile / NUM_STAGES) - 1) & 1);
     }
@@ -81,6 +51,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
 #pragma unroll
     for (int k = 0; k < kRowsPerThread; ++k) {
       const int row = thread + k * kThreads;
+      source_ids.take_after_wait(k, ids);
       if (row >= BLOCK_T) continue;
       tokens[row] = ids[k];
       if (ids[k] >= 0) {
@@ -108,7 +79,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     }
     SMLA_TL_MARK(thread == 0 && tile == 0, kIssued0);
     SMLA_TL_MARK(thread == 0 && tile + 1 == num_tiles, kIssuedLast);
-    fetch(tile + 2);  // into the slot read above: its ids are in registers (the copies used them)
+    source_ids.fetch_ahead(p, range, tile);  // loads while this tile's copies fly
     if constexpr (kHandoff) {
       unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);
       if (q_pending) {  // this tile began a row: its q goes in once the last row's scores are done
