@@ -17,8 +17,8 @@ constexpr unsigned kProducerSuspendNs = 20000;
 
 // Producer warps: per tile, wait until the consumers released the stage, publish the token ids
 // (zero rows for invalid ones, so no stale bytes reach a P.V of weight 0), announce the bytes and
-// issue one bulk copy per valid row. Where they hand q over (q_handoff.cuh), a tile before a
-// row's first they load its q, and after that first tile's copies they store it.
+// issue one bulk copy per valid row. Where they hand q over (q_handoff.cuh), at the top of a row's
+// first tile they load its q, and after that tile's copies they store it.
 template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
           int PRODUCERS, int UNPACK, int SCHEDULE>
 __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::SmemLayout& layout,
@@ -39,6 +39,11 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
   const int num_tiles = range.end_tile - range.first_tile;
   for (int tile = 0; tile < num_tiles; ++tile) {
     const int stage = tile % NUM_STAGES;
+    if constexpr (kHandoff) {
+      // This tile begins a row: its q loads while the stage frees (loaded a tile earlier, it was in
+      // flight across the loop's top, where ptxas waited for it before the stage's wait).
+      if (q_pending) pending_q.load(p, pending_q.work, thread);
+    }
     int ids[kRowsPerThread];
     source_ids.take_before_wait(tile, ids);
     if (tile >= NUM_STAGES) {
@@ -92,8 +97,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
       if (tile + 1 < num_tiles && row_end_tile<SCHEDULE>(p, range, tile) == tile + 1) {
         // Its batch item and head group are all the load needs (row_work also finds its parts).
         const int row = global_tile<SCHEDULE>(range, tile + 1) / p.tiles_per_row;
-        pending_q.load(p, RowWork{row / p.head_groups, (row % p.head_groups) * BLOCK_H, 0, false},
-                       thread);
+        pending_q.work = RowWork{row / p.head_groups, (row % p.head_groups) * BLOCK_H, 0, false};
         q_pending = true;
       }
     }

@@ -3,12 +3,14 @@
 // row's q at the crossing: a dependent global load while the producers' gathers load the memory
 // system, during which the ring could only fill its stages (schedule 1 lost 3.5 µs of split kernel
 // against schedule 0 at batch 64; BENCHMARKS.md section 7, nineteenth session). Here the producer
-// warps load it a tile ahead into registers, store it once every consumer warp is past the old
-// row's last scores (mbarrier q_free, one arrival per consumer warp) and hand it over (q_full, one
-// arrival per producer thread). With 2 producer warps and BLOCK_H 16 that is 9 32-byte units a
-// producer thread (PendingQ); larger q tiles or one producer warp keep the consumers' load
-// (hands_q_over false). The e4m3 path's q quantization reduces over whole warps per group
-// and stays with the consumers too.
+// warps load it into registers at the top of the new row's first tile, before that stage's wait
+// (loaded a tile earlier, its loads were in flight across the producer loop's top, where ptxas
+// waited for them before the stage's wait: twenty-sixth session), store it once every consumer
+// warp is past the old row's last scores (mbarrier q_free, one arrival per consumer warp) and hand
+// it over (q_full, one arrival per producer thread). With 2 producer warps and BLOCK_H 16 that is
+// 9 32-byte units a producer thread (PendingQ); larger q tiles or one producer warp keep the
+// consumers' load (hands_q_over false). The e4m3 path's q quantization reduces over whole warps
+// per group and stays with the consumers too.
 #include "common/async.cuh"
 #include "sparse_mla_decode/pipelined_qk.cuh"
 #include "sparse_mla_decode/pipelined_work.cuh"
@@ -28,11 +30,11 @@ __device__ __forceinline__ unsigned long long* q_free_barrier(unsigned long long
   return full + 2 * stages;
 }
 
-// One producer thread's share of a row's q: kAhead of its 32-byte units loaded a tile ahead, the
-// rest when it is stored. Holding 5 of the 9 took the batch-64 structure's kernel (BLOCK_T 64,
-// 4 + 2 warps, 2 stages, fp8) from 155 to 172 registers on sm_90, past the 168 that 2 CTAs an SM
-// allow; 1-4 held gave 156. The rest's load latency is the producers' own, while the consumers
-// finish the old row's last tile.
+// One producer thread's share of a row's q: kAhead of its 32-byte units loaded before the row's
+// first stage frees, the rest when it is stored. Holding 5 of the 9 took the batch-64 structure's
+// kernel (BLOCK_T 64, 4 + 2 warps, 2 stages, fp8) from 155 to 172 registers on sm_90, past the 168
+// that 2 CTAs an SM allow; 1-4 held gave 156. The rest's load latency is the producers' own, while
+// the consumers finish the old row's last tile.
 template <int BLOCK_H, int PRODUCERS>
 struct PendingQ {
   static constexpr int kUnits = smla::kHeadDim * 2 / 32;  // 32-byte units a q row
