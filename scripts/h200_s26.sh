@@ -7,15 +7,18 @@
 #         (1-CTA bound, the sweep's) and schedule 2 under both bounds (token softmax under 2,
 #         whole-tile softmax under 1): per-opcode executed instructions and stall samples
 #         (scripts/ncu_sass_summary.py) and the details pages.
-#   ab    the producers' token ids staged two tiles ahead by cp.async (this tree) against the ids
-#         loaded into registers a tile ahead (.devcarry/bin/tuner_old, scripts/devcarry_old_tuner.sh
-#         e5cf0ee old). First gpu_sparse_mla_whole_rows (schedule 2 under both launch bounds, fp8,
-#         e4m3, bf16) on the new build; then tuner bench, two rounds of old and new, on the fp8
-#         winners' structure (BLOCK_T 64, 4 + 2 warps, 2 stages) at batches where schedule 0 or 2
-#         wins (best launch per schedule), bf16's (BLOCK_T 32, 3 stages) in one round, and batch
-#         512's one-split launch held for 40 replays (the power cap's speed: replays 11-40).
-#         Predicted from ncu: schedule 2 at 264 from ~104 to schedule 0's ~97-100 us; batches
-#         66-72 and 272-432 (schedule 2) 2-5 % faster; schedule 0 about level.
+#   ab    the producers' token ids staged two tiles ahead by cp.async against the ids loaded into
+#         registers a tile ahead. Builds (AB_BUILDS, default "old new"): old = e5cf0ee (registers
+#         everywhere; scripts/devcarry_old_tuner.sh e5cf0ee old), v3 = ce675e3 (staged
+#         everywhere, read after the stage's wait; ... ce675e3 v3), new = this tree (staged for
+#         the tile-dividing schedules and bf16, read before the wait; fp8 schedule 0 in
+#         registers). First gpu_sparse_mla_whole_rows on the new build; then tuner bench, two
+#         rounds of every build, on the fp8 winners' structure (BLOCK_T 64, 4 + 2 warps, 2
+#         stages) at BATCHES (best launch per schedule and bound), bf16's (BLOCK_T 32, 3
+#         stages) in one round, and batch 512's one-split launch held for 40 replays (the power
+#         cap's speed: replays 11-40). Call 2 (old new = ce675e3): schedule 2 2-3 % faster at
+#         264-432 and 1-4 % slower at 64-72, schedule 0 level to 1 % slower, bf16 11-18 % faster.
+#         Predicted for this tree: schedule 0 as old; schedule 2 at least v3's.
 # Usage: scripts/h200_s26.sh ncu|ab   (carry .devcarry; logs in $OUT/s26_STEP.tgz; summary last)
 step=${1:?usage: scripts/h200_s26.sh ncu|ab}
 source scripts/device_call_env.sh
