@@ -9,14 +9,8 @@
 # Usage: scripts/check_stage_release.sh SMLA_CUBIN NVDISASM
 set -uo pipefail
 cd "$(dirname "$0")/.."
-smla_cubin=$1
-nvdisasm=$2
-if [ ! -x "$nvdisasm" ]; then
-  echo "SKIPPED: no nvdisasm at $nvdisasm; scripts/fetch_nvdisasm.sh fetches it"
-  exit 77
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source scripts/sass_check_lib.sh
+sass_check_start "$1" "$2"
 # BLOCK_T BLOCK_H NUM_WARPS NUM_STAGES MMA_PATH PRODUCERS KV_UNPACK CTAS_PER_SM SCHEDULE KV ARCH
 configs=(
   "32 16 4 2 2 2 0 2 1 fp8_ds_mla 90"
@@ -28,12 +22,7 @@ configs=(
 )
 failed=0
 for config in "${configs[@]}"; do
-  if ! "$smla_cubin" $config "$work/k.cubin" >"$work/ptxas.txt" 2>&1; then
-    echo "FAIL $config: did not compile"; cat "$work/ptxas.txt"; failed=1; continue
-  fi
-  if ! "$nvdisasm" -c -hex "$work/k.cubin" >"$work/k.sass" 2>"$work/err.txt"; then
-    echo "FAIL $config: nvdisasm: $(cat "$work/err.txt")"; failed=1; continue
-  fi
+  sass_of "$config" "$work/k.sass" -hex || { failed=1; continue; }
   if ! grep -q "SYNCS.ARRIVE" "$work/k.sass"; then
     echo "FAIL $config: no mbarrier arrive in its SASS"; failed=1; continue
   fi

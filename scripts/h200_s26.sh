@@ -26,24 +26,13 @@ logs=$out/s26_$step
 mkdir -p "$logs"
 base="block_h=16,block_t=64,num_stages=2,kv_unpack=0,mma_path=1,num_warps=4,producers=2"
 base="$base,merge=1,target_ctas=128"
-wanted="Duration|DRAM Throughput|Executed Ipc A|Issue Slots Busy|Executed Instructions |"
-wanted="${wanted}Warp Cycles Per Issued|Registers Per|Achieved Occupancy|L2 Hit Rate|L1/TEX Hit"
 case $step in
   ncu)
+    source scripts/ncu_step.sh
     for variant in s0_c1:schedule=0,ctas_per_sm=1 s2_c2:schedule=2,ctas_per_sm=2 \
       s2_c1:schedule=2,ctas_per_sm=1; do
       name=${variant%%:*}
-      rep=$logs/b264_$name
-      # tuner bench runs the candidates in its worker process: ncu must follow it.
-      timeout 160 ncu --clock-control none --target-processes all --set full --import-source yes \
-        -k regex:split_pipelined -c 1 -o "$rep" .devcarry/bin/tuner bench --batches 264 \
-        --no-default --where "$base,${variant#*:}" >"$rep.run.log" 2>&1
-      echo "== $name: ncu rc=$? at $(($(date +%s) - began)) s"
-      ncu -i "$rep.ncu-rep" --page source --csv --print-source sass >"$rep.sass.csv" 2>&1
-      ncu -i "$rep.ncu-rep" --page details >"$rep.details.txt" 2>&1
-      python3 scripts/ncu_sass_summary.py "$rep.sass.csv" 60 >"$rep.summary.txt" 2>&1
-      grep -E "$wanted" "$rep.details.txt" | sed -E 's/ +/ /g' | cut -c1-110 | head -14
-      rm -f "$rep.sass.csv"
+      ncu_step "$logs/b264_$name" 264 "$base,${variant#*:}"
     done
     for name in s0_c1 s2_c2; do echo "== $name"; head -40 "$logs/b264_$name.summary.txt"; done
     ;;

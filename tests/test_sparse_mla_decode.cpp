@@ -193,10 +193,9 @@ TEST_CASE("structural rules of the mma paths name what the kernel cannot do") {
 
 TEST_CASE("the pipelined layout: bytes counted by hand, producer warps in the thread count") {
   // BLOCK_T 32, BLOCK_H 16, 8 consumer warps, 4 stages, fp8, f16 in registers, 1 producer warp:
-  // q 16 x 1168 = 18688 | ring 4 x 32 x 656 = 83968 -> 102656 | token ids 4 x 32 x 4 = 512 ->
-  // 103168 | the producers' staged ids 2 x 32 x 4 = 256 -> 103424 | scores: 2 buffers x k-split 2
-  // (4 n-tiles for 8 warps) x 16 x (32 + 8) x 4 = 10240 -> 113664 | mbarriers (2 x 4 + 2) x 8 =
-  // 80 -> 113744, rounded up to 128 -> 113792.
+  // q 16 x 1168 = 18688 | ring 4 x 32 x 656 = 83968 -> 102656 | ids 4 x 32 x 4 = 512 -> 103168 |
+  // staged ids 2 x 32 x 4 -> 103424 | scores 2 buffers x k-split 2 (4 n-tiles for 8 warps) x 16 x
+  // (32 + 8) x 4 = 10240 -> 113664 | mbarriers (2 x 4 + 2) x 8 = 80 -> 113744, to 128: 113792.
   const KernelConfig config{
       .block_t = 32, .block_h = 16, .num_warps = 8, .num_stages = 4, .mma_path = 1, .producers = 1};
   const StaticBudget budget = static_budget(config, KvFormat::fp8_ds_mla);
@@ -205,7 +204,6 @@ TEST_CASE("the pipelined layout: bytes counted by hand, producer warps in the th
   const smla::SmemLayout layout = smla::smem_layout(32, 16, 8, 4, smla::kFp8DsMla, 1, 1);
   CHECK(layout.ring_offset == 18688);
   CHECK(layout.token_offset == 102656);
-  CHECK(layout.staged_ids_offset == 103168);
   CHECK(layout.scores_offset == 103424);
   CHECK(layout.barrier_offset == 113664);
   // Without producer warps one score buffer and no mbarriers: 103168 + 5120 = 108288.
@@ -217,9 +215,8 @@ TEST_CASE("the pipelined layout: bytes counted by hand, producer warps in the th
   // bf16 rows keep the 1168-byte ldmatrix stride: the ring is 4 x 32 x 1168 = 149504.
   CHECK(smla::smem_layout(32, 16, 8, 4, smla::kBf16, 1, 1).ring_stage_bytes == 32 * 1168);
   // On sm_120 (101376 B), 16-token tiles fit a 6-deep fp8 ring next to q, not an 8-deep one:
-  // 18688 + 6 x 16 x 656 = 81664 | ids 384 -> 82048 | staged ids 128 -> 82176 | scores 2 x 2 x 16
-  // x 24 x 4 = 6144 -> 88320 | mbarriers (2 x 6 + 2) x 8 = 112 -> 88432, rounded up to 128 ->
-  // 88448.
+  // 18688 + 6 x 16 x 656 = 81664 | ids 384 -> 82048 | staged 128 -> 82176 | scores 2 x 2 x 16 x
+  // 24 x 4 = 6144 -> 88320 | mbarriers (2 x 6 + 2) x 8 = 112 -> 88432, to 128: 88448.
   KernelConfig deep{
       .block_t = 16, .block_h = 16, .num_warps = 4, .num_stages = 6, .mma_path = 1, .producers = 1};
   CHECK(static_budget(deep, KvFormat::fp8_ds_mla).smem_bytes_per_block == 88448);
@@ -255,16 +252,6 @@ TEST_CASE("the layout puts the ring, q and the tiles where the budget says") {
   CHECK(smla::smem_layout(16, 16, 4, 3, 0).total_bytes > layout.total_bytes);
   CHECK(smla::smem_layout(32, 16, 4, 2, 0).total_bytes > layout.total_bytes);
   CHECK(smla::smem_layout(16, 16, 4, 2, smla::kBf16).dequant_bytes == 0);
-  // Producer kernels: the staged ids' two slots between the token ids and the scores; none without
-  // producers.
-  for (const int block_t : {16, 32, 64}) {
-    CAPTURE(block_t);
-    const smla::SmemLayout fed = smla::smem_layout(block_t, 16, 4, 3, smla::kFp8DsMla, 1, 2);
-    CHECK(fed.staged_ids_offset == fed.token_offset + 3 * block_t * 4);
-    CHECK(fed.scores_offset >= fed.staged_ids_offset + 2 * block_t * 4);
-    const smla::SmemLayout alone = smla::smem_layout(block_t, 16, 4, 3, smla::kFp8DsMla, 1, 0);
-    CHECK(alone.scores_offset < alone.token_offset + 3 * block_t * 4 + 128);
-  }
 }
 
 TEST_CASE("launch geometry follows the split rule") {
