@@ -5,6 +5,8 @@
 // (test_sass_producer_ids, scripts/check_producer_ids.sh).
 #include <doctest/doctest.h>
 
+#include <initializer_list>
+
 #include "templates/sparse_mla_decode/layout.h"
 
 TEST_CASE("producer kernels keep two slots of staged ids between the token ids and the scores") {
