@@ -11,8 +11,8 @@
 # 2 cores: the time is NVRTC's, which is not instrumented; the host code on that path, source
 # generation, the compile wrapper and the ptxas parse, runs under the sanitizers in the other
 # compile tests, which compile the baseline and sampled configs; scripts/test.sh runs it), and
-# test_sass_stage_release (it checks ptxas's output with nvdisasm, which setup fetches into the
-# normal build only; scripts/test.sh runs it).
+# test_sass_stage_release and test_sass_producer_ids (they check ptxas's output with nvdisasm,
+# which setup fetches into the normal build only; scripts/test.sh runs them).
 # Usage: scripts/sanitize.sh [BUILD_DIR]   (default: build-asan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,4 +24,4 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS="suppressions=$PWD/tests/support/lsan.supp"
 ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" \
-  -E "^(test_tunedb_python|test_tunedb_cuda_python|test_regret_script|fuzz_tunedb_smoke|test_slurm_plan|test_install|test_sass_stage_release|test_sparse_mla_compile:every config of the space compiles.*)$"
+  -E "^(test_tunedb_python|test_tunedb_cuda_python|test_regret_script|fuzz_tunedb_smoke|test_slurm_plan|test_install|test_sass_stage_release|test_sass_producer_ids|test_sparse_mla_compile:every config of the space compiles.*)$"
