@@ -7,6 +7,12 @@
 # .devcarry/bin/tuner_NAME (scripts/devcarry_old_tuner.sh makes tuner_old; other names: copy or
 # rename it, e.g. one per commit). OLD_WHERE (default WHERE) filters every build but `new`, for
 # values an older space lacks. Expects $began (device_call_env.sh).
+# ab_tuner BUILD: the tuner binary of BUILD (`new`: build/tuner/tuner, else
+# .devcarry/bin/tuner_BUILD).
+ab_tuner() {
+  if [ "$1" = new ]; then echo build/tuner/tuner; else echo ".devcarry/bin/tuner_$1"; fi
+}
+
 bench_ab() {
   local logs=$1 batches=$2 where=$3 best_per=$4 old_where=${5:-$3} round build bin filter
   for build in ${AB_BUILDS:-old new}; do
@@ -15,8 +21,8 @@ bench_ab() {
   done
   for round in 1 2; do
     for build in ${AB_BUILDS:-old new}; do
-      bin=build/tuner/tuner filter=$where
-      [ "$build" = new ] || bin=.devcarry/bin/tuner_$build filter=$old_where
+      bin=$(ab_tuner "$build") filter=$where
+      [ "$build" = new ] || filter=$old_where
       XDG_CACHE_HOME=/tmp/bench_ab_cache_$build timeout 150 "$bin" bench --batches "$batches" \
         --where "$filter" --no-default --best-per "$best_per" >"$logs/${build}_$round.log" 2>&1
       echo "$build round $round rc=$? at $(($(date +%s) - began)) s"

@@ -10,7 +10,7 @@
 # Exits 77 (CTest: skipped) without nvdisasm (scripts/fetch_nvdisasm.sh).
 # Usage: scripts/check_producer_ids.sh SMLA_CUBIN NVDISASM
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 source scripts/sass_check_lib.sh
 sass_check_start "$1" "$2"
 # BLOCK_T BLOCK_H NUM_WARPS NUM_STAGES MMA_PATH PRODUCERS KV_UNPACK CTAS_PER_SM SCHEDULE KV ARCH

@@ -48,9 +48,8 @@ case $step in
       "$fp8,merge=1|4,target_ctas=128|1024" schedule,ctas_per_sm
     bench_ab_summary "$logs/fp8" schedule ctas_per_sm merge
     for build in ${AB_BUILDS:-old new}; do
-      bin=build/tuner/tuner
-      [ "$build" = new ] || bin=.devcarry/bin/tuner_$build
-      XDG_CACHE_HOME=/tmp/bench_ab_cache_$build timeout 100 $bin bench --kv bf16 \
+      bin=$(ab_tuner "$build")
+      XDG_CACHE_HOME=/tmp/bench_ab_cache_$build timeout 100 "$bin" bench --kv bf16 \
         --batches 64,128,264,400 --no-default --best-per schedule \
         --where "${fp8/block_t=64,num_stages=2/block_t=32,num_stages=3},merge=1|4,target_ctas=128|1024" \
         >"$logs/bf16_$build.log" 2>&1
@@ -58,9 +57,8 @@ case $step in
     done
     for round in 1 2; do
       for build in ${AB_BUILDS:-old new}; do
-        bin=build/tuner/tuner
-        [ "$build" = new ] || bin=.devcarry/bin/tuner_$build
-        XDG_CACHE_HOME=/tmp/bench_ab_cache_$build timeout 60 $bin bench --batches 512 \
+        bin=$(ab_tuner "$build")
+        XDG_CACHE_HOME=/tmp/bench_ab_cache_$build timeout 60 "$bin" bench --batches 512 \
           --where "$base,ctas_per_sm=1,schedule=0" --no-default --replays 40 \
           --samples "$logs/held_${build}_$round.csv" >"$logs/held_${build}_$round.log" 2>&1
       done

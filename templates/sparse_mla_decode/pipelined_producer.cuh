@@ -42,7 +42,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     if constexpr (kHandoff) {
       // This tile begins a row: its q loads while the stage frees (loaded a tile earlier, it was in
       // flight across the loop's top, where ptxas waited for it before the stage's wait).
-      if (q_pending) pending_q.load(p, pending_q.work, thread);
+      if (q_pending) pending_q.load(p, thread);
     }
     int ids[kRowsPerThread];
     source_ids.take_before_wait(tile, ids);

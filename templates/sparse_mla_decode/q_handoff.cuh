@@ -55,10 +55,9 @@ struct PendingQ {
     if (i < kItems) store_q_unit<KV_FORMAT, K_BITS>(layout, smem, i, lo, hi);
   }
 
-  // Issues the loads of the first kAhead units of the row `row`; `thread` counts the producer
-  // threads from 0.
-  __device__ __forceinline__ void load(const smla::SplitParams& p, const RowWork& row, int thread) {
-    work = row;
+  // Issues the loads of the first kAhead units of the row `work` names (set by the caller);
+  // `thread` counts the producer threads from 0.
+  __device__ __forceinline__ void load(const smla::SplitParams& p, int thread) {
 #pragma unroll
     for (int k = 0; k < kAhead; ++k) {
       load_q_unit(p, work.batch_item, work.first_head, thread + k * kThreads, kItems, lo[k], hi[k]);
