@@ -1,5 +1,5 @@
 // GPU correctness of the sparse MLA decode family: every config that compiles for the device and
-// fits it (TARGET_CTAS 128 and 1024), over batch {1, 7, 64, 128} x topk {2048, 600, 5} x both KV
+// fits it (TARGET_CTAS 128, 1024 and 0), over batch {1, 7, 64, 128} x topk {2048, 600, 5} x both KV
 // formats x 16, 32 and 64 local heads, plus the corner cases; the GPU reference itself against the
 // CPU fp64 reference.
 // Set TUNER_GPU_LOG=FILE to get one line per check.

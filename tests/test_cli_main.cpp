@@ -40,21 +40,21 @@ TEST_CASE("tuner plan --db records one plan-stage trial per member of the cross 
                               (dir / "cache").string() + "' --db '" + db.string() + "'";
   const CommandResult first = run_with_stderr(command);
   REQUIRE(first.exit_code == 0);
-  CHECK(first.output.find("recorded 944784 fates as plan run 1") != std::string::npos);
+  CHECK(first.output.find("recorded 1180980 fates as plan run 1") != std::string::npos);
   CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'plan'") ==
-        3 * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 4 * 6 * 3);
+        3 * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 5 * 6 * 3);
   // BLOCK_H 32 and 64 exceed 16 local heads: two thirds of the space, whatever else they set.
   CHECK(
       count(
           db,
           "SELECT COUNT(*) FROM trials WHERE fate = 'pruned_shape' AND reason LIKE 'BLOCK_H %'") ==
-      2 * 944784 / 3);
+      2 * 1180980 / 3);
   CHECK(count(db,
               "SELECT COUNT(*) FROM runs WHERE kind = 'plan' AND budget_arch = 'sm_120' "
               "AND gpu_name IS NULL AND ended_at IS NOT NULL") == 1);
   // A second plan run records its fates again, under its own run.
   REQUIRE(run_with_stderr(command).exit_code == 0);
-  CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'plan'") == 2 * 944784);
+  CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'plan'") == 2 * 1180980);
   CHECK(count(db, "SELECT COUNT(DISTINCT run_id) FROM trials") == 2);
 }
 

@@ -145,7 +145,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     CHECK(configs.size() == plan.rows.size());
     int total = 0;
     for (Fate fate : tuner::kAllFates) total += plan.count(fate);
-    CHECK(total == 944784);
+    CHECK(total == 1180980);
   }
 
   SUBCASE("BLOCK_H wider than the local heads is pruned_shape, with the figures in the reason") {
@@ -233,7 +233,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     REQUIRE(run.exit_code == 0);
     const nlohmann::json rows = nlohmann::json::parse(run.out);
     REQUIRE(rows.is_array());
-    CHECK(rows.size() == 944784);
+    CHECK(rows.size() == 1180980);
     for (const nlohmann::json& row : rows) {
       for (const char* key :
            {"family", "params", "fate", "reason", "est_smem_bytes", "est_regs", "ptxas_regs",
@@ -270,7 +270,7 @@ TEST_CASE("plan: the audit finds no false prunes on sm_90") {
   tuner::PlanRequest request = default_request("sm_90");
   request.audit = true;
   const PlanResult audit = tuner::plan(request, cache);
-  CHECK(audit.rows.size() == 944784);  // the cross product above
+  CHECK(audit.rows.size() == 1180980);  // the cross product above
   CHECK(audit.false_prunes == 0);
   CHECK(audit.count(Fate::survivor) > 0);
   // sm_90's 227 KB opt-in keeps the 64-token pipelined tiles that sm_120 prunes.

@@ -42,7 +42,7 @@ TEST_CASE("plan: measured trims are pruned_shape with their reason, and keep_tri
   for (const bool keep_trimmed : {false, true}) {
     CAPTURE(keep_trimmed);
     const tuner::PlanResult result = plan(keep_trimmed, cache);
-    REQUIRE(result.rows.size() == 24);  // 4 TARGET_CTAS x 6 merge
+    REQUIRE(result.rows.size() == 30);  // 5 TARGET_CTAS x 6 merge
     for (const tuner::PlanRow& row : result.rows) {
       CAPTURE(tuner::describe(row.config));
       if (row.config.at("merge") == 2 && !keep_trimmed) {

@@ -195,19 +195,29 @@ TEST_CASE("whole-rows split plan on the H200's 264 resident CTAs, by hand") {
   CHECK(combined.tail_rows == 8);
 }
 
-TEST_CASE("the sweep times schedule 2 and trims schedule 1, whose division it keeps below a wave") {
+TEST_CASE(
+    "the sweep times schedule 2 (at one TARGET_CTAS) and trims schedule 1, whose division it keeps "
+    "below a wave") {
   // The winners' structure: BLOCK_T 64, 4 consumer + 2 producer warps, 2 stages, f16 in registers.
   KernelConfig config{.block_t = 64,
                       .num_warps = 4,
                       .num_stages = 2,
                       .mma_path = 1,
                       .producers = 2,
+                      .target_ctas = 128,
                       .merge = smla::kMergeCombineBf16};
   for (const int ctas_per_sm : {1, 2}) {  // 2: the token softmax's bound (space.cpp)
     CAPTURE(ctas_per_sm);
     config.ctas_per_sm = ctas_per_sm;
     config.schedule = smla::kScheduleWholeRows;
     CHECK(measured_trim(config).empty());
+    // Its grid ignores TARGET_CTAS on a device: one value is swept, the others are that launch.
+    for (const int target : {0, 256, 512, 1024}) {
+      CAPTURE(target);
+      config.target_ctas = target;
+      CHECK(measured_trim(config).rfind("left out as one launch: the tile-dividing", 0) == 0);
+    }
+    config.target_ctas = 128;
     config.schedule = smla::kScheduleSplits;
     CHECK(measured_trim(config).empty() == (ctas_per_sm == 1));
     config.schedule = smla::kScheduleBalanced;

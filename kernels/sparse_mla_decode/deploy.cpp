@@ -111,8 +111,9 @@ SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params,
   const int most_splits = plan.cluster      ? std::min(tiles, smla::kMaxClusterSplits)
                           : plan.row_slices ? std::min(tiles, smla::kMaxRowSliceSplits)
                                             : tiles;
-  plan.requested_splits =
-      std::clamp(params.target_ctas / (dims.batch * plan.head_groups), 1, most_splits);
+  const int target_ctas =
+      params.target_ctas == kTargetOneWave ? capacity.at(1) : params.target_ctas;
+  plan.requested_splits = std::clamp(target_ctas / (dims.batch * plan.head_groups), 1, most_splits);
   int tiles_per_split = ceil_div(tiles, plan.requested_splits);
   plan.num_splits = ceil_div(tiles, tiles_per_split);
   const int rows = dims.batch * plan.head_groups;

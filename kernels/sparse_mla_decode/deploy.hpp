@@ -21,17 +21,25 @@ struct DecodeDims {
   int topk = 2048;
 };
 
+// TARGET_CTAS 0: as many CTAs as one wave of the split kernel's resident CTAs on the launching
+// device (capacity.at(1)), so that the split count follows the device's wave instead of a count
+// tuned elsewhere. On the H200's 264 (2 CTAs x 132 SMs) batch 66 gets 4 splits, 264 CTAs of 8
+// tiles, where 256 gives 3 (198 CTAs of 11 tiles) and 512 gives 7 (1.75 waves). Without a
+// capacity (no device: plans, the launch identity) one split a row.
+inline constexpr int kTargetOneWave = 0;
+
 // The config values the geometry reads (the rest of a config is baked into the cubin).
 struct GeometryParams {
   int block_t = 16;
   int block_h = 16;
-  int target_ctas = 512;
+  int target_ctas = 512;  // kTargetOneWave: capacity.at(1)
   int merge = 0;  // smla::Merge (layout.h); the cluster merge caps the splits at a cluster's size
   int schedule = 0;  // smla::Schedule (schedule.h)
 };
 
 // head_groups = ceil(local_heads / BLOCK_H); requested = clamp(floor(TARGET_CTAS / (batch x
-// head_groups)), 1, tiles) with tiles = ceil(topk / BLOCK_T), and at most smla::kMaxClusterSplits
+// head_groups)), 1, tiles) (TARGET_CTAS kTargetOneWave: the resident CTAs, capacity.at(1)) with
+// tiles = ceil(topk / BLOCK_T), and at most smla::kMaxClusterSplits
 // with the cluster merge; each split owns ceil(tiles / requested) whole tiles, and splits that
 // would own none are not launched.
 struct SplitPlan {

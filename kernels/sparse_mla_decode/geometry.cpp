@@ -49,6 +49,15 @@ std::string launch_facts_text(const KernelConfig& config, const Shape& shape) {
            " over one wave of resident CTAs block=" + std::to_string(geometry.split_threads) +
            " smem=" + std::to_string(geometry.split_smem_bytes) + " combine" + combine_facts;
   }
+  if (config.target_ctas == kTargetOneWave) {
+    // The split count follows the launching device's resident CTAs, which this text cannot know
+    // (without them the plan above is one split): a launch of its own at every batch, named by
+    // its merge (what sets the cluster, the tickets, the combine's order and partials).
+    return "split grid=per-row splits over one wave of resident CTAs block=" +
+           std::to_string(geometry.split_threads) +
+           " smem=" + std::to_string(geometry.split_smem_bytes) +
+           " merge=" + std::to_string(config.merge) + combine_facts;
+  }
   std::string text = "split grid=" + grid(geometry.split_grid) +
                      " block=" + std::to_string(geometry.split_threads) +
                      " smem=" + std::to_string(geometry.split_smem_bytes) +

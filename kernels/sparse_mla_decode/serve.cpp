@@ -1,6 +1,9 @@
 #include "kernels/sparse_mla_decode/serve.hpp"
 
 #include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "core/serve_shape.hpp"
 #include "kernels/sparse_mla_decode/serve_args.h"
@@ -63,8 +66,16 @@ Planned plan_launch(const BoundConfig& config, std::string_view shape_text, int 
 BoundConfig bind(const KernelByRole& kernel, const ValueByName& value) {
   const std::string_view roles[] = {split_role(KvFormat::fp8_ds_mla), split_role(KvFormat::bf16),
                                     kCombineRole, kCombineWholeRowRole};
-  constexpr const char* names[] = {"block_t", "block_h", "target_ctas"};
+  constexpr const char* names[] = {"block_t", "block_h"};
   BoundConfig bound = bind_roles_and_values(kFamilyName, roles, names, kernel, value);
+  // TARGET_CTAS may be 0: one wave of the split kernel's resident CTAs (deploy.hpp).
+  const std::optional<std::int64_t> target_ctas = value("target_ctas");
+  if (!target_ctas || *target_ctas < 0) {
+    throw std::runtime_error(std::string(kFamilyName) +
+                             " config has no target_ctas >= 0: the frozen DB is not one this "
+                             "launcher reads");
+  }
+  bound.values[kTargetCtas] = *target_ctas;
   // DBs frozen before `merge` name it `pdl` (the same values 0 and 1), and those frozen before pdl
   // lack both: their combine is stream-ordered.
   std::optional<std::int64_t> merge = value("merge");

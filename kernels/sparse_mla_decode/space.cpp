@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/sparse_mla_decode/deploy.hpp"
 #include "templates/sparse_mla_decode/layout.h"
 #include "templates/sparse_mla_decode/schedule.h"
 
@@ -17,7 +18,7 @@ const std::vector<Parameter>& parameter_space() {
       {"producers", {0, 1, 2}, false},
       {"kv_unpack", {0, 1, 2}, false},
       {"ctas_per_sm", {1, 2, 3}, false},
-      {"target_ctas", {128, 256, 512, 1024}, true},
+      {"target_ctas", {0, 128, 256, 512, 1024}, true},  // 0: one wave (deploy.hpp)
       {"merge", {0, 1, 2, 3, 4, 5}, true},
       {"schedule", {0, 1, 2}, false},
   };
@@ -204,6 +205,13 @@ std::string merge_trim(const KernelConfig& config) {
     return "measured to lose: the cluster merge (merge 2) is swept on the 4 consumer + 2 producer "
            "warp kernels (every winner from batch 2 up runs them)";
   }
+  if (config.merge == smla::kMergeCluster && config.target_ctas == kTargetOneWave) {
+    // Both start at or above the most splits whose clusters fit one wave (a cluster of s takes s
+    // of the resident CTAs' slots, so no more than floor(resident / rows) splits fit) and step
+    // down through the same split counts to the first that fits (deploy.cpp's split_plan).
+    return "left out as one launch: under the cluster merge (merge 2) TARGET_CTAS 0 (one wave) "
+           "and 1024 both give the most splits (up to 8) whose clusters fit one wave";
+  }
   if (config.merge == smla::kMergeCombineBf16 && (config.num_warps != 4 || config.producers != 2)) {
     // Not measured to lose: each merge value is one more timed launch per config and batch, and
     // the structure every winner from batch 2 up runs gets it first (as the cluster merge).
@@ -284,6 +292,12 @@ std::string measured_trim(const KernelConfig& config) {
     // every cold sweep; the structure every winner from batch 2 up runs gets it first.
     return "left out for compile time: the tile-dividing schedules (1 and 2) are swept on the 4 "
            "consumer + 2 producer warp kernels (every winner from batch 2 up runs them)";
+  }
+  if (smla::divides_tiles(config.schedule) && config.target_ctas != 128) {
+    // geometry.cpp's launch identity already made these one launch, measured once; left out here
+    // they also leave the plan's survivors and the batch search's candidates.
+    return "left out as one launch: the tile-dividing schedules' grid is one wave of the kernel's "
+           "resident CTAs whatever TARGET_CTAS says (swept at TARGET_CTAS 128)";
   }
   return {};
 }

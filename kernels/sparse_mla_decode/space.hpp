@@ -19,7 +19,7 @@ struct KernelConfig {
   int producers = 0;      // producer warps (bulk copies + mbarriers); 0: consumers copy
   int kv_unpack = 0;      // smla::KvUnpack: e4m3 -> f16 by cvt (0), bits (1), bits for V only (2)
   int ctas_per_sm = 1;    // the launch bound's minimum of resident CTAs (registers follow)
-  int target_ctas = 512;  // launch-only: drives the split count
+  int target_ctas = 512;  // launch-only: drives the split count (0: one wave, deploy.hpp)
   int merge = 0;          // launch-only smla::Merge: combine kernel (0), the same as a programmatic
                   // dependent (1, was `pdl`), the splits as a cluster merging in shared memory (2),
                   // the last CTA of a row (3), merge 1 over bf16 partials (4)
@@ -30,7 +30,8 @@ struct KernelConfig {
 
 // BLOCK_T {16,32,64}, BLOCK_H {16,32,64}, NUM_WARPS {2,4,8}, NUM_STAGES {1,2,3,4,6,8},
 // MMA_PATH {0,1,2}, PRODUCERS {0,1,2}, KV_UNPACK {0,1,2}, CTAS_PER_SM {1,2,3},
-// TARGET_CTAS {128,256,512,1024} and MERGE {0,1,2,3,4} (launch-only), SCHEDULE {0,1}.
+// TARGET_CTAS {0 (one wave of resident CTAs),128,256,512,1024} and MERGE {0-5} (launch-only),
+// SCHEDULE {0,1,2}.
 const std::vector<Parameter>& parameter_space();
 
 // The seeds' baseline: BLOCK_T 16, BLOCK_H 16, 4 warps, 2 stages, mma_path 0 (dequantize through

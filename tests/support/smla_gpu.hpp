@@ -41,7 +41,8 @@ inline constexpr int kTargets[] = {128, 1024};
 // with the most splits (every combine chunk count), merge 2 on the pipelined kernels at 256 CTAs
 // (clusters of 2-8, 5 at topk 600, none at topk 5), merge 3 on the pipelined per-row-split
 // kernels at 256 CTAs (1-32 splits a row: every ticket count from one to a row's tiles), merge 4
-// (bf16 partials) on the pipelined kernels with the most splits, as merge 1, and merge 5 (the
+// (bf16 partials) on the pipelined kernels with one wave of the device's resident CTAs
+// (TARGET_CTAS 0: 4 splits at batch 64 on the H200, a row's tiles at batch 1), and merge 5 (the
 // row-slice merge) on the pipelined per-row-split kernels at 256 CTAs (1-8 splits a row, fewer
 // where the grid would not be one wave: launch it with the kernels' capacity).
 inline int launch_variants(const KernelConfig& key) {
@@ -51,18 +52,18 @@ inline int launch_variants(const KernelConfig& key) {
 inline KernelConfig launch_variant(KernelConfig key, int variant) {
   // The tile-dividing schedules' fourth variant is merge 4 (they take no merge 3).
   key.merge = smla::divides_tiles(key.schedule) && variant == 3 ? smla::kMergeCombineBf16 : variant;
-  const bool most_splits =
-      key.merge == smla::kMergeCombinePdl || key.merge == smla::kMergeCombineBf16;
-  key.target_ctas = key.merge == smla::kMergeCombine ? kTargets[0]
-                    : most_splits                    ? kTargets[1]
-                                                     : 256;
+  key.target_ctas = key.merge == smla::kMergeCombine       ? kTargets[0]
+                    : key.merge == smla::kMergeCombinePdl  ? kTargets[1]
+                    : key.merge == smla::kMergeCombineBf16 ? kTargetOneWave
+                                                           : 256;
   return key;
 }
 
 inline int max_splits_for(const std::vector<KernelConfig>& configs, const Shape& shape) {
   int max_splits = 1;
   for (KernelConfig config : configs) {
-    for (int target : kTargets) {
+    // 1 << 30: every row's tiles, the most TARGET_CTAS 0 can ask on any device.
+    for (int target : {kTargets[0], kTargets[1], 1 << 30}) {
       config.target_ctas = target;
       max_splits = std::max(max_splits, launch_geometry(config, shape).plan.num_splits);
     }
