@@ -225,7 +225,7 @@ TEST_CASE("the batch search measures anchors fully, skips with a reason elsewher
   }
   // At an anchor only the same launch as a measured config is skipped (tuner/same_launch.hpp):
   // at batch 1 the cluster merge's splits are capped at 8, which every TARGET_CTAS asks for with
-  // one head group, so merge 2's four TARGET_CTAS are one launch.
+  // one head group, so merge 2's four TARGET_CTAS are one launch (its 0 is trimmed as 1024's).
   const std::string other_reason =
       "t.fate = 'skipped_by_search' AND t.reason NOT LIKE "
       "'the same launch as %: measured once, as that config'";
@@ -235,8 +235,8 @@ TEST_CASE("the batch search measures anchors fully, skips with a reason elsewher
   CHECK(at(2, "t.fate = 'skipped_by_search'") > 0);
   CHECK(at(4, "t.fate = 'skipped_by_search'") > 0);
   // keep 3, the default, the batch below's 4, and (anchors disagreeing) every launch-time
-  // variant (4 TARGET_CTAS x 3 merge) of the 2 closest kernels
-  CHECK(at(2, "t.fate = 'measured'") <= 3 + 1 + 4 + 2 * 12);
+  // variant (at most 5 TARGET_CTAS x 3 merge) of the 2 closest kernels
+  CHECK(at(2, "t.fate = 'measured'") <= 3 + 1 + 4 + 2 * 15);
   CHECK(at(2,
            "t.fate = 'measured' AND t.reason LIKE 'screened: %; verified once per shape at "
            "batches 1,8'") == at(2, "t.fate = 'measured'"));

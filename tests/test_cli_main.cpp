@@ -123,7 +123,8 @@ TEST_CASE("tuner sweep refuses bad screening and finalist options with exit 2, n
         std::pair{"--screen-replays 201", "--screen-replays 201 is out of range"},
         std::pair{"--finalist-margin 101", "--finalist-margin 101"},
         std::pair{"--finalist-margin nan", "--finalist-margin nan"}}) {
-    CAPTURE(option);
+    const std::string shown_option(option);  // CAPTURE cannot take a structured binding
+    CAPTURE(shown_option);
     const CommandResult outcome = run_with_stderr(sweep + option);
     CHECK(outcome.exit_code == 2);
     CHECK(outcome.output.find(named) != std::string::npos);
@@ -145,7 +146,8 @@ TEST_CASE("tuner sweep refuses an unreadable or wrong --also-time file with exit
                   std::string("batch 3 is not one of the sweep's --batches")},
         std::pair{"--also-time '" + file.string() + "' --shard 1/2",
                   std::string("--also-time with --shard")}}) {
-    CAPTURE(option);
+    const std::string shown_option(option);  // CAPTURE cannot take a structured binding
+    CAPTURE(shown_option);
     const CommandResult outcome = run_with_stderr(sweep + option);
     CHECK(outcome.exit_code == 2);
     CHECK(outcome.output.find(named) != std::string::npos);
