@@ -6,8 +6,9 @@
 #         2. The twenty-sixth session's A/B, finished: AB_BUILDS (default "old v3 new"; old =
 #            e5cf0ee, ids in registers; v3 = ce675e3, ids staged, read after the wait; new = this
 #            tree), two rounds, fp8 winners' structure (BLOCK_T 64, 4 + 2 warps, 2 stages), best
-#            launch per schedule and launch bound at BATCHES. Predicted: schedule 0 as old (its
-#            SASS is old's but for offsets), schedule 2 at least v3's.
+#            launch per schedule and launch bound at BATCHES, TARGET_CTAS 128 only (this tree
+#            sweeps schedule 2 at 128 alone: the same configs in every build). Predicted: schedule
+#            0 as old (its SASS is old's but for offsets), schedule 2 at least v3's.
 #         3. TARGET_CTAS 0 (one wave of the resident CTAs, new in this tree) against the counts
 #            the space had, on this tree only, two rounds, schedule 0, merges 1 and 4, best launch
 #            per TARGET_CTAS at ONE_WAVE_BATCHES. Predicted: at 66, 4 splits (264 CTAs of 8 tiles)
@@ -27,7 +28,7 @@ case $step in
     export AB_BUILDS=${AB_BUILDS:-old v3 new}
     mkdir -p "$logs/fp8" "$logs/one_wave"
     bench_ab "$logs/fp8" "${BATCHES:-64,66,72,128,264,272,336,400,432}" \
-      "$base,ctas_per_sm=1|2,schedule=0|2,merge=1|4,target_ctas=128|1024" schedule,ctas_per_sm
+      "$base,ctas_per_sm=1|2,schedule=0|2,merge=1|4,target_ctas=128" schedule,ctas_per_sm
     bench_ab_summary "$logs/fp8" schedule ctas_per_sm merge
     AB_BUILDS=new bench_ab "$logs/one_wave" "${ONE_WAVE_BATCHES:-64,66,72,88,96,132}" \
       "$base,ctas_per_sm=1,schedule=0,merge=1|4,target_ctas=0|128|256|512|1024" target_ctas
