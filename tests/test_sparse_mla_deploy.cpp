@@ -170,6 +170,13 @@ TEST_CASE("split plan and the tuner's geometry agree with an independent loop") 
             CHECK(geometry.plan.tokens_per_split == want.tokens_per_split);
             ++cases;
           }
+          // TARGET_CTAS 0 is the device's resident CTAs as the target (none known: one split).
+          for (const int resident : {0, 188, 264, 1056}) {
+            ClusterCapacity capacity;
+            capacity.clusters[1] = resident;
+            check_plan(split_plan({batch, heads, 2048}, {block_t, block_h, 0}, capacity),
+                       expected_plan(batch, heads, 2048, block_t, block_h, resident));
+          }
         }
       }
     }
