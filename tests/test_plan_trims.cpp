@@ -17,8 +17,8 @@ namespace {
 using tuner::smla_family::KernelConfig;
 
 // BLOCK_T 64, 8 consumer + 2 producer warps, 2 stages, f16 in registers: the sweep keeps merge 0
-// and 1 here and trims merges 2 and 4 (swept with 4 consumer warps only), 3 and 5 (measured to
-// lose on every structure).
+// and 1 here and trims merges 2 and 4 and TARGET_CTAS 0 (swept with 4 consumer warps only), 3 and
+// 5 (measured to lose on every structure).
 constexpr KernelConfig kKernel{
     .block_t = 64, .num_warps = 8, .num_stages = 2, .mma_path = 1, .producers = 2};
 
@@ -45,7 +45,10 @@ TEST_CASE("plan: measured trims are pruned_shape with their reason, and keep_tri
     REQUIRE(result.rows.size() == 30);  // 5 TARGET_CTAS x 6 merge
     for (const tuner::PlanRow& row : result.rows) {
       CAPTURE(tuner::describe(row.config));
-      if (row.config.at("merge") == 2 && !keep_trimmed) {
+      if (row.config.at("target_ctas") == 0 && !keep_trimmed) {  // swept on 4 + 2 warps only
+        CHECK(row.fate == tuner::Fate::pruned_shape);
+        CHECK(row.reason.rfind("left out for sweep time: TARGET_CTAS 0 (one wave)", 0) == 0);
+      } else if (row.config.at("merge") == 2 && !keep_trimmed) {
         CHECK(row.fate == tuner::Fate::pruned_shape);
         CHECK(row.reason.rfind("measured to lose: the cluster merge (merge 2)", 0) == 0);
       } else if (row.config.at("merge") == 3 && !keep_trimmed) {

@@ -261,6 +261,12 @@ std::string measured_trim(const KernelConfig& config) {
     return "measured to lose: launch bounds of 2-3 CTAs per SM (8 warps at 96 registers, "
            "4 + 1 warps at 128) trailed the 1-CTA bound's winners at batch 1-128";
   }
+  if (config.target_ctas == kTargetOneWave && (config.num_warps != 4 || config.producers != 2)) {
+    // Not measured to lose: every launch of it is one more screen at every anchor (the identity
+    // cannot tell it from the counts it equals), so it goes first to the structure that wins.
+    return "left out for sweep time: TARGET_CTAS 0 (one wave) is swept on the 4 consumer + 2 "
+           "producer warp kernels (every winner from batch 2 up runs them)";
+  }
   if (config.mma_path == 0) {
     if (is_seeds_default(config) || (config.num_warps == 8 && config.num_stages <= 2)) return {};
     return "measured to lose: mma_path 0 is swept at 8 warps x 1-2 stages (all its winners) "
