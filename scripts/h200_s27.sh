@@ -14,7 +14,7 @@
 #            per TARGET_CTAS at ONE_WAVE_BATCHES. Predicted: at 66, 4 splits (264 CTAs of 8 tiles)
 #            near batch 64's time (~33 us against the reference sweep's 34.9: 58.1 -> ~61.5 % of
 #            copy); at 88, 3 splits of 11 tiles, ~41-42 us against schedule 2's 44.2; elsewhere
-#            the same launch as 256 or 128.
+#            the same launch as 256 or 128; at 24, 11 splits of 3 tiles against 256's 8 of 4.
 # Usage: scripts/h200_s27.sh ab   (carry .devcarry with tuner_old and tuner_v3; $OUT/s27_ab.tgz)
 step=${1:?usage: scripts/h200_s27.sh ab}
 source scripts/device_call_env.sh
@@ -30,7 +30,7 @@ case $step in
     bench_ab "$logs/fp8" "${BATCHES:-64,66,72,128,264,272,336,400,432}" \
       "$base,ctas_per_sm=1|2,schedule=0|2,merge=1|4,target_ctas=128" schedule,ctas_per_sm
     bench_ab_summary "$logs/fp8" schedule ctas_per_sm merge
-    AB_BUILDS=new bench_ab "$logs/one_wave" "${ONE_WAVE_BATCHES:-64,66,72,88,96,132}" \
+    AB_BUILDS=new bench_ab "$logs/one_wave" "${ONE_WAVE_BATCHES:-24,64,66,72,88,96,132}" \
       "$base,ctas_per_sm=1,schedule=0,merge=1|4,target_ctas=0|128|256|512|1024" target_ctas
     AB_BUILDS=new bench_ab_summary "$logs/one_wave" target_ctas merge
     grep -hE "WRONG|wrong_result|error|FAIL" "$logs"/*.log "$logs"/*/*.log | head -n 10 |
