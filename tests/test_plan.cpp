@@ -220,8 +220,8 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
       // the 4 consumer + 2 producer warp kernels only.
       const bool four_plus_two = row.config.at("num_warps") == 4 && row.config.at("producers") == 2;
       const bool launch_time_trim = (merge == 2 && target_ctas == 0) ||
-                                   (row.config.at("schedule") != 0 && target_ctas != 128) ||
-                                   (target_ctas == 0 && !four_plus_two);
+                                    (row.config.at("schedule") != 0 && target_ctas != 128) ||
+                                    (target_ctas == 0 && !four_plus_two);
       const auto [first, inserted] = fate_by_compiled_part.emplace(
           tuner::to_json(compiled_part) + own_rules + (launch_time_trim ? " trim" : ""), row.fate);
       if (!inserted) CHECK(row.fate == first->second);
