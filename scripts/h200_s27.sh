@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# H200 steps written in the twenty-seventh session (2026-12-05), which was lent no device.
+# H200 steps written in the twenty-seventh session (2026-12-05); run once on an H100 (BENCHMARKS.md).
 #   ab    1. gpu_sparse_mla_whole_rows: the GPU correctness of this tree's
 #            split kernels (the staged ids read before the stage's wait, the q handoff's load at
 #            the top of a row's first tile: never run on a GPU).
