@@ -243,3 +243,64 @@ TEST_CASE("tunedb: params JSON parsing is strict and canonical") {
     CHECK_FALSE(tunedb::parse_params_json(bad).has_value());
   }
 }
+
+// The fast path of canonical_params_json (is_canonical_params_json) against the slow one written
+// out here from parse_params_json and params_to_json, which it does not use: on every input both
+// must say the same, canonical or not, and give the same text.
+TEST_CASE("tunedb: the canonical check agrees with parse and rewrite") {
+  const auto slow = [](std::string_view json) -> std::optional<std::string> {
+    auto params = tunedb::parse_params_json(json);
+    if (!params) return std::nullopt;
+    return tunedb::params_to_json(*params);
+  };
+  std::vector<std::string> inputs = {"{}",
+                                     "{ }",
+                                     R"({"a":1})",
+                                     R"({"a":0})",
+                                     R"({"a":-0})",
+                                     R"({"a":01})",
+                                     R"({"a":-1})",
+                                     R"({"a":-01})",
+                                     R"({"a":+1})",
+                                     R"({"a":1.0})",
+                                     R"({"a":1e3})",
+                                     R"({"a":1,"b":2})",
+                                     R"({"b":2,"a":1})",
+                                     R"({"a":1,"a":1})",
+                                     R"({"a":1, "b":2})",
+                                     R"({"a":1,"b":2} )",
+                                     R"({"a":9223372036854775807})",
+                                     R"({"a":-9223372036854775808})",
+                                     R"({"a":9223372036854775808})",
+                                     R"({"a\"":1})",
+                                     R"({"":1})",
+                                     R"({"a":1,})",
+                                     R"({"a":})",
+                                     R"({"a"1})",
+                                     R"({"ab":1,"b":2})",
+                                     R"({"b":1,"ab":2})",
+                                     R"({"a":1}})",
+                                     "{\"a\":1}\n"};
+  // Random texts from the pieces such objects are made of: mostly near-canonical ones.
+  const std::vector<std::string> pieces = {"{", "}", "\"a\"", "\"b\"", "\"ab\"", ":",  ",", "0",
+                                           "1", "-", "07",    "42",    " ",      "-0", ".5"};
+  unsigned state = 12345;
+  for (int text = 0; text < 20000; ++text) {
+    std::string json = "{";
+    const int parts = static_cast<int>(state % 9);
+    for (int part = 0; part < parts; ++part) {
+      state = state * 1103515245U + 12345U;
+      json += pieces[(state >> 16) % pieces.size()];
+    }
+    inputs.push_back(json + "}");
+  }
+  int canonical = 0;
+  for (const std::string& json : inputs) {
+    CAPTURE(json);
+    const std::optional<std::string> expected = slow(json);
+    CHECK(tunedb::is_canonical_params_json(json) == (expected && *expected == json));
+    CHECK(tunedb::canonical_params_json(json) == expected);
+    canonical += expected && *expected == json ? 1 : 0;
+  }
+  CHECK(canonical > 20);  // the random texts reach the fast path, not only its refusals
+}

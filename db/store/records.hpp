@@ -94,6 +94,8 @@ struct TrialRecord {
   std::optional<std::string> measured_arch;  // required for Stage::measure
   std::optional<std::string> device_name;    // required for Stage::measure
   std::string params_json;                   // canonicalized by the store
+  // The NVRTC compile the row's figures come from: set by measurements and by plan rows that
+  // compiled, unset for plan rows pruned before any compile.
   std::optional<std::string> compile_key;
   Fate fate = Fate::survivor;
   std::string reason;

@@ -22,7 +22,11 @@ std::optional<std::vector<NamedValue>> parse_params_json(std::string_view json);
 // The canonical text of sorted `params`.
 std::string params_to_json(const std::vector<NamedValue>& params);
 
-// parse + serialize: nullopt when `json` is not a flat object of integers.
+// Whether `json` is already canonical: params_to_json of its parse gives it back, byte for byte.
+bool is_canonical_params_json(std::string_view json);
+
+// parse + serialize (the text itself when canonical): nullopt when `json` is not a flat object of
+// integers.
 std::optional<std::string> canonical_params_json(std::string_view json);
 
 }  // namespace tunedb
