@@ -1,6 +1,7 @@
 #include "tuner/plan.hpp"
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <stdexcept>
 
@@ -283,7 +284,16 @@ PlanResult plan(const PlanRequest& request, const CubinCache& cache) {
     if (inserted) jobs.push_back(CompileJob{row.config, {}});
     row_job[i] = entry->second;
   }
-  run_compiles(jobs, request, cache);
+  std::future<void> meanwhile;  // its destructor waits for it, should the compiles throw
+  if (request.while_compiling) {
+    std::vector<bool> decided(result.rows.size());
+    for (std::size_t i = 0; i < decided.size(); ++i) decided[i] = !row_job[i].has_value();
+    meanwhile = std::async(std::launch::async, [&request, &result, decided = std::move(decided)] {
+      request.while_compiling(result, decided);
+    });
+  }
+  run_compiles(jobs, request, cache);  // reads the rows' configs only: `result` stays as it is
+  if (meanwhile.valid()) meanwhile.get();
   result.compile_keys = static_cast<int>(jobs.size());
   for (const CompileJob& job : jobs) result.compiles_done += job.outcome.from_cache ? 0 : 1;
 

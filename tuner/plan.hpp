@@ -28,6 +28,8 @@ inline constexpr Fate kAllFates[] = {Fate::pruned_shape, Fate::pruned_budget, Fa
 // "pruned_shape", "pruned_budget", "compile_failed", "pruned_after_compile", "survivor"
 std::string_view to_string(Fate fate);
 
+struct PlanResult;
+
 struct PlanRequest {
   const Family* family = nullptr;
   Shape shape;                // canonical (Family::canonicalize)
@@ -39,6 +41,12 @@ struct PlanRequest {
   // A shard's slice (tuner/shard.hpp): configs whose compile key this rejects are left out of the
   // result. Empty: every config.
   std::function<bool(std::string_view compile_key)> keep;
+  // Called once, on a thread of its own, while the compiles run: `partial` holds every row judged
+  // statically, and decided[i] says that row i's fate is final (no compile will touch it). A
+  // caller records those rows meanwhile: a cold sweep's ~1.2 M plan rows take about as long to
+  // write as its compiles take (BENCHMARKS.md section 7, twenty-eighth session). Its exception
+  // reaches plan()'s caller. Optional.
+  std::function<void(const PlanResult& partial, const std::vector<bool>& decided)> while_compiling;
 };
 
 // The main kernel's figures after a compile.

@@ -1,6 +1,7 @@
 #include "tuner/plan_record.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "core/hash.hpp"
 #include "core/parallel.hpp"
@@ -33,16 +34,22 @@ db::ProblemKey plan_problem_key(const PlanResult& plan) {
 
 namespace {
 
+// The trials of plan.rows, or of the rows `only` marks.
 std::vector<db::TrialRecord> plan_trials(db::Store& store, std::int64_t run_id,
-                                         const PlanResult& plan, const Family& family) {
+                                         const PlanResult& plan, const Family& family,
+                                         const std::vector<bool>* only = nullptr) {
   const std::string& source_hash = family.source_hash();
   store.add_source(source_hash, plan.family);
   const std::int64_t problem_id = store.problem_id(plan_problem_key(plan));
+  std::vector<std::size_t> picked;
+  for (std::size_t index = 0; index < plan.rows.size(); ++index) {
+    if (only == nullptr || (*only)[index]) picked.push_back(index);
+  }
   // Rows are independent: a plan has ~1 200 000 of them, and a warm sweep rerun (< 5 s) spends most
   // of its time here and in their keys (plan_row_keys below).
-  std::vector<db::TrialRecord> trials(plan.rows.size());
-  parallel_for(plan.rows.size(), 0, [&](std::size_t index) {
-    const PlanRow& row = plan.rows[index];
+  std::vector<db::TrialRecord> trials(picked.size());
+  parallel_for(picked.size(), 0, [&](std::size_t index) {
+    const PlanRow& row = plan.rows[picked[index]];
     db::TrialRecord& trial = trials[index];
     trial.run_id = run_id;
     trial.problem_id = problem_id;
@@ -95,16 +102,19 @@ std::vector<std::string> plan_row_keys(const std::vector<db::TrialRecord>& trial
   return keys;
 }
 
-// The store holds every row of `trials` (one plan, `sorted_keys` its plan_fate_keys) now: its
-// digest says so, for tuner merge.
-void record_digest(const db::Store& store, const std::vector<db::TrialRecord>& trials,
+// The store holds every row of one plan (`sorted_keys` their plan_fate_keys) now: its digest says
+// so, for tuner merge. `any` is one of the rows.
+void record_digest(const db::Store& store, const db::TrialRecord& any,
                    const std::vector<std::string>& sorted_keys) {
-  if (trials.empty()) return;
-  const db::TrialRecord& any = trials.front();
   db::record_plan_digest(
       store, db::PlanDigest{any.problem_id, any.source_hash, any.budget_arch,
-                            static_cast<std::int64_t>(trials.size()),
+                            static_cast<std::int64_t>(sorted_keys.size()),
                             "sha256:" + sha256_hex(db::joined_plan_fate_keys(sorted_keys))});
+}
+
+void record_digest(const db::Store& store, const std::vector<db::TrialRecord>& trials,
+                   const std::vector<std::string>& sorted_keys) {
+  if (!trials.empty()) record_digest(store, trials.front(), sorted_keys);
 }
 
 }  // namespace
@@ -151,6 +161,47 @@ std::int64_t record_plan_unless_held(db::Store& store, std::int64_t run_id, cons
   const std::int64_t holder = held_by == 0 ? run_id : held_by;
   db::record_plan_run_digest(store, {holder, key, fates, digest});  // after the rows it covers
   return holder;
+}
+
+bool plan_never_recorded(db::Store& store, const PlanRequest& request) {
+  const Family& family = *request.family;
+  store.add_source(family.source_hash(), family.name);
+  const db::PlanRunKey key{
+      store.problem_id(db::ProblemKey{family.name, request.shape.canonical(), std::nullopt}),
+      family.source_hash(), request.arch.name};
+  return db::latest_plan_run(store, key) == 0;
+}
+
+EarlyPlanRows record_decided_rows(db::Store& store, std::int64_t run_id, const PlanResult& partial,
+                                  const std::vector<bool>& decided, const Family& family) {
+  const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, partial, family, &decided);
+  store.record_trials(trials);  // one transaction
+  EarlyPlanRows early{decided, plan_row_keys(trials)};
+  return early;
+}
+
+void finish_plan_record(db::Store& store, std::int64_t run_id, const PlanResult& plan,
+                        const Family& family, EarlyPlanRows early) {
+  std::vector<bool> rest(plan.rows.size());
+  for (std::size_t i = 0; i < rest.size(); ++i) rest[i] = !early.decided.at(i);
+  const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, plan, family, &rest);
+  store.record_trials(trials);
+  std::vector<std::string> keys = std::move(early.keys);
+  std::vector<std::string> rest_keys = plan_row_keys(trials);
+  keys.insert(keys.end(), std::make_move_iterator(rest_keys.begin()),
+              std::make_move_iterator(rest_keys.end()));
+  std::sort(keys.begin(), keys.end());
+  if (plan.rows.empty()) return;
+  db::TrialRecord any = trials.empty() ? db::TrialRecord{} : trials.front();
+  if (trials.empty()) {  // every row was decided early: the key fields are the plan's
+    any.problem_id = store.problem_id(plan_problem_key(plan));
+    any.source_hash = family.source_hash();
+    any.budget_arch = plan.arch.name;
+  }
+  record_digest(store, any, keys);
+  db::record_plan_run_digest(store,
+                             {run_id, plan_run_key(store, plan, family),
+                              static_cast<std::int64_t>(plan.rows.size()), plan_row_digest(plan)});
 }
 
 }  // namespace tuner

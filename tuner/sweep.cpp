@@ -98,14 +98,26 @@ db::RunInfo SweepRun::run_info(const json& info) const {
 }
 
 // Plans against the budget arch and records every fate (unless an earlier run holds exactly these:
-// a rerun with nothing changed); the survivors are the candidates.
+// a rerun with nothing changed); the survivors are the candidates. A plan no run has recorded
+// writes the rows decided before compiling while the compiles run.
 std::vector<Candidate> SweepRun::plan_candidates() {
   PlanRequest plan_request;
   plan_request.family = request_.family;
   plan_request.shape = request_.shape;
   plan_request.arch = plan_arch(budget_arch_, nullptr);
+  EarlyPlanRows early;
+  if (plan_never_recorded(*store_, plan_request)) {
+    plan_request.while_compiling = [&](const PlanResult& partial,
+                                       const std::vector<bool>& decided) {
+      early = record_decided_rows(*store_, run_id_, partial, decided, *request_.family);
+    };
+  }
   const PlanResult plan = tuner::plan(plan_request, CubinCache(request_.cache_dir));
-  record_plan_unless_held(*store_, run_id_, plan, *request_.family);
+  if (plan_request.while_compiling) {
+    finish_plan_record(*store_, run_id_, plan, *request_.family, std::move(early));
+  } else {
+    record_plan_unless_held(*store_, run_id_, plan, *request_.family);
+  }
   std::vector<Candidate> candidates;
   const Config default_config = request_.family->default_config();
   bool has_default = false;
