@@ -6,14 +6,18 @@
 #                    rows ~15 % faster (compile keys only where a compile ran; canonical params
 #                    checked, not rebuilt). The twenty-eighth session's first sweep, before that
 #                    change, took 155.2 s cold (plan 53.1 s) against the 150-s bound.
+#   plan_phase    The cold plan phase alone, when the budget left no room for the default
+#                 sweep: `tuner sweep --batches 64` into a fresh DB with a fresh cubin cache (the
+#                 plan, its compiles and its record, as in the default sweep), then the same
+#                 command again (the plan found held: nothing recorded); their time lines.
 #   repeat        2. The 64-head repeat test owed since the twenty-second session
 #                    (gpu_sparse_mla_repeat, fp8 at 64 local heads, batch 64, topk 2048, every
 #                    launch variant of every compile key, 3 repeats), with the part's cubins
 #                    compiled on the CPU machine (scripts/devcarry_matrix_cubins.sh fp8_ds_mla:1)
 #                    and carried; it runs in what is left of the call, and says how far it got.
-# Usage: scripts/h200_s28.sh sweep|repeat|sweep_repeat   (carry .devcarry with matrix_cubins.tar.xz; logs in
+# Usage: scripts/h200_s28.sh sweep|plan_phase|repeat|sweep_repeat   (carry .devcarry with matrix_cubins.tar.xz; logs in
 # $OUT/s28_sweep_repeat.tgz)
-step=${1:?usage: scripts/h200_s28.sh sweep|repeat|sweep_repeat}
+step=${1:?usage: scripts/h200_s28.sh sweep|plan_phase|repeat|sweep_repeat}
 source scripts/device_call_env.sh
 logs=$out/s28_$step
 mkdir -p "$logs"
@@ -21,6 +25,14 @@ sweep() {
     WORK=/tmp/s28_sweep bash scripts/h200_issue12_s4.sh build main >"$logs/main.txt" 2>&1
     cp /tmp/s28_sweep/cold.log /tmp/s28_sweep/warm.log "$logs/" 2>/dev/null
     cut -c1-220 "$logs/main.txt" | tail -n 9
+}
+plan_phase() {
+    rm -rf /tmp/s28_plan && mkdir -p /tmp/s28_plan
+    for pass in cold warm; do
+      timeout 200 build/tuner/tuner sweep --db /tmp/s28_plan/tuned.db --cache-dir \
+        /tmp/s28_plan/cache --batches 64 >"$logs/plan_$pass.log" 2>&1
+      echo "$pass rc=$? $(grep -hE '^time:' "$logs/plan_$pass.log" | cut -c1-200)"
+    done
 }
 repeat() {
     mkdir -p /tmp/s28_cubins && tar -C /tmp/s28_cubins -xJf .devcarry/matrix_cubins.tar.xz
@@ -33,8 +45,9 @@ repeat() {
 }
 case $step in
   sweep) sweep ;;
+  plan_phase) plan_phase ;;
   repeat) repeat ;;
   sweep_repeat) sweep; repeat ;;
-  *) echo "unknown step '$step': use sweep, repeat or sweep_repeat" >&2; exit 2 ;;
+  *) echo "unknown step '$step': use sweep, plan_phase, repeat or sweep_repeat" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s28_$step.tgz" "s28_$step" && rm -rf "$logs"
