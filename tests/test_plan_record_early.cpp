@@ -18,6 +18,7 @@
 #include "kernels/fp8_gemm/family.hpp"
 #include "kernels/sparse_mla_decode/family.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
+#include "tests/support/hand_made_plan.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tuner/plan_record.hpp"
 #include "tuner/run_info.hpp"
@@ -28,23 +29,13 @@ constexpr std::size_t npos = std::string_view::npos;
 
 // 400 configs of the sparse MLA family with every fate; the compiled ones carry figures.
 tuner::PlanResult hand_made_plan() {
-  const tuner::Family& family = tuner::smla_family::family();
-  tuner::PlanResult plan;
-  plan.family = family.name;
-  plan.shape = tuner::smla_family::canonical_shape(tuner::smla_family::Shape{});
-  plan.arch = tuner::arch_by_name("sm_90");
-  const std::vector<tuner::Config> configs = tuner::cross_product(family.space());
-  for (std::size_t index = 0; index < 400; ++index) {
-    tuner::PlanRow row;
-    row.config = configs[index * 7];
-    row.fate = static_cast<tuner::Fate>(index % 5);
-    row.reason = "reason " + std::to_string(index % 11);
-    if (row.fate != tuner::Fate::pruned_shape && row.fate != tuner::Fate::pruned_budget) {
-      row.compiled = tuner::CompiledFigures{};
-      row.compiled->succeeded = row.fate != tuner::Fate::compile_failed;
-      row.compiled->ptxas.registers = 100 + static_cast<int>(index % 50);
-    }
-    plan.rows.push_back(row);
+  tuner::PlanResult plan = tuner::test::hand_made_plan(400, 7);
+  for (std::size_t index = 0; index < plan.rows.size(); ++index) {
+    tuner::PlanRow& row = plan.rows[index];
+    if (row.fate == tuner::Fate::pruned_shape || row.fate == tuner::Fate::pruned_budget) continue;
+    row.compiled = tuner::CompiledFigures{};
+    row.compiled->succeeded = row.fate != tuner::Fate::compile_failed;
+    row.compiled->ptxas.registers = 100 + static_cast<int>(index % 50);
   }
   return plan;
 }

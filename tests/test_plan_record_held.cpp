@@ -12,6 +12,7 @@
 #include "db/store/store.hpp"
 #include "kernels/sparse_mla_decode/family.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
+#include "tests/support/hand_made_plan.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tuner/plan_record.hpp"
 #include "tuner/plan_row_digest.hpp"
@@ -21,19 +22,7 @@ namespace {
 
 // 300 configs of the family's space with every plan fate; row 5 failed to compile with a log.
 tuner::PlanResult hand_made_plan() {
-  const tuner::Family& family = tuner::smla_family::family();
-  tuner::PlanResult plan;
-  plan.family = family.name;
-  plan.shape = tuner::smla_family::canonical_shape(tuner::smla_family::Shape{});
-  plan.arch = tuner::arch_by_name("sm_90");
-  const std::vector<tuner::Config> configs = tuner::cross_product(family.space());
-  for (std::size_t index = 0; index < 300; ++index) {
-    tuner::PlanRow row;
-    row.config = configs[index];
-    row.fate = static_cast<tuner::Fate>(index % 5);
-    row.reason = "reason " + std::to_string(index % 7);
-    plan.rows.push_back(row);
-  }
+  tuner::PlanResult plan = tuner::test::hand_made_plan(300, 1);
   plan.rows[5].fate = tuner::Fate::compile_failed;
   plan.rows[5].compile_log = "error: too many resources";
   return plan;
