@@ -58,7 +58,7 @@ std::vector<db::TrialRecord> plan_trials(db::Store& store, std::int64_t run_id,
     trial.budget_arch = plan.arch.name;
     trial.params_json = to_json(row.config);
     // The compile this row's figures come from; none for the ~99.97 % pruned before compiling (a
-    // function of params_json all the same), whose keys were 17 % of a plan's bytes.
+    // function of params_json all the same), whose keys made the file 22 % larger.
     if (row.compiled) trial.compile_key = compile_key(row.config, family.space());
     trial.fate = to_db_fate(row.fate);
     trial.reason = recorded_reason(row);
@@ -103,18 +103,31 @@ std::vector<std::string> plan_row_keys(const std::vector<db::TrialRecord>& trial
 }
 
 // The store holds every row of one plan (`sorted_keys` their plan_fate_keys) now: its digest says
-// so, for tuner merge. `any` is one of the rows.
-void record_digest(const db::Store& store, const db::TrialRecord& any,
+// so, for tuner merge.
+void record_digest(const db::Store& store, const db::PlanRunKey& key,
                    const std::vector<std::string>& sorted_keys) {
   db::record_plan_digest(
-      store, db::PlanDigest{any.problem_id, any.source_hash, any.budget_arch,
+      store, db::PlanDigest{key.problem_id, key.source_hash, key.budget_arch,
                             static_cast<std::int64_t>(sorted_keys.size()),
                             "sha256:" + sha256_hex(db::joined_plan_fate_keys(sorted_keys))});
 }
 
 void record_digest(const db::Store& store, const std::vector<db::TrialRecord>& trials,
                    const std::vector<std::string>& sorted_keys) {
-  if (!trials.empty()) record_digest(store, trials.front(), sorted_keys);
+  if (trials.empty()) return;
+  const db::TrialRecord& any = trials.front();
+  record_digest(store, db::PlanRunKey{any.problem_id, any.source_hash, any.budget_arch},
+                sorted_keys);
+}
+
+// The store's key of a plan of `family` for `shape` against `arch_name` (the source and problem
+// added when new).
+db::PlanRunKey plan_run_key(db::Store& store, const Family& family, const Shape& shape,
+                            const std::string& arch_name) {
+  store.add_source(family.source_hash(), family.name);
+  return db::PlanRunKey{
+      store.problem_id(db::ProblemKey{family.name, shape.canonical(), std::nullopt}),
+      family.source_hash(), arch_name};
 }
 
 }  // namespace
@@ -126,9 +139,7 @@ void record_plan_trials(db::Store& store, const std::vector<db::TrialRecord>& tr
 
 // The store's key of `plan`'s rows (the source and problem added when new).
 db::PlanRunKey plan_run_key(db::Store& store, const PlanResult& plan, const Family& family) {
-  store.add_source(family.source_hash(), plan.family);
-  return db::PlanRunKey{store.problem_id(plan_problem_key(plan)), family.source_hash(),
-                        plan.arch.name};
+  return plan_run_key(store, family, plan.shape, plan.arch.name);
 }
 
 void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
@@ -164,20 +175,15 @@ std::int64_t record_plan_unless_held(db::Store& store, std::int64_t run_id, cons
 }
 
 bool plan_never_recorded(db::Store& store, const PlanRequest& request) {
-  const Family& family = *request.family;
-  store.add_source(family.source_hash(), family.name);
-  const db::PlanRunKey key{
-      store.problem_id(db::ProblemKey{family.name, request.shape.canonical(), std::nullopt}),
-      family.source_hash(), request.arch.name};
-  return db::latest_plan_run(store, key) == 0;
+  return db::latest_plan_run(
+             store, plan_run_key(store, *request.family, request.shape, request.arch.name)) == 0;
 }
 
 EarlyPlanRows record_decided_rows(db::Store& store, std::int64_t run_id, const PlanResult& partial,
                                   const std::vector<bool>& decided, const Family& family) {
   const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, partial, family, &decided);
   store.record_trials(trials);  // one transaction
-  EarlyPlanRows early{decided, plan_row_keys(trials)};
-  return early;
+  return {decided, plan_row_keys(trials)};
 }
 
 void finish_plan_record(db::Store& store, std::int64_t run_id, const PlanResult& plan,
@@ -192,16 +198,10 @@ void finish_plan_record(db::Store& store, std::int64_t run_id, const PlanResult&
               std::make_move_iterator(rest_keys.end()));
   std::sort(keys.begin(), keys.end());
   if (plan.rows.empty()) return;
-  db::TrialRecord any = trials.empty() ? db::TrialRecord{} : trials.front();
-  if (trials.empty()) {  // every row was decided early: the key fields are the plan's
-    any.problem_id = store.problem_id(plan_problem_key(plan));
-    any.source_hash = family.source_hash();
-    any.budget_arch = plan.arch.name;
-  }
-  record_digest(store, any, keys);
-  db::record_plan_run_digest(store,
-                             {run_id, plan_run_key(store, plan, family),
-                              static_cast<std::int64_t>(plan.rows.size()), plan_row_digest(plan)});
+  const db::PlanRunKey key = plan_run_key(store, plan, family);
+  record_digest(store, key, keys);
+  db::record_plan_run_digest(
+      store, {run_id, key, static_cast<std::int64_t>(plan.rows.size()), plan_row_digest(plan)});
 }
 
 }  // namespace tuner
