@@ -21,8 +21,9 @@
 #              interleaved on one machine.
 #   sweep      the reference sweep with merge 4 (372 sm_90 survivors): the default fp8 sweep cold
 #              and warm (h200_issue12_s4.sh main: its time against the 120 s target), the
-#              --budget-arch sm_120 sweep and the bf16 sweep into the same DB, `tuner report` of
-#              it (docs/reference-sweep); the DB comes back as $OUT/reference-sweep.sqlite.gz.
+#              --budget-arch sm_120 sweep (200 s at most: it stopped at 170 s, batch 400, in the
+#              twenty-eighth session) and the bf16 sweep into the same DB, `tuner report` of it
+#              (docs/reference-sweep); the DB comes back as $OUT/reference-sweep.sqlite.gz.
 # Usage: scripts/h200_s17.sh fixed_ncu|ab|sweep   (carry .devcarry; logs in $OUT/s17_STEP.tgz)
 step=${1:?usage: scripts/h200_s17.sh fixed_ncu|ab|sweep}
 source scripts/device_call_env.sh
@@ -79,7 +80,7 @@ case $step in
     left() { echo $((${BUDGET_S:-570} - $(date +%s) + began)); }
     bash scripts/h200_issue12_s4.sh build main >"$logs/main.txt" 2>&1
     cp "$WORK"/cold.log "$WORK"/warm.log "$logs/" 2>/dev/null
-    timeout 170 $tuner sweep --db "$WORK/tuned.db" --cache-dir "$WORK/cache" --budget-arch sm_120 \
+    timeout 200 $tuner sweep --db "$WORK/tuned.db" --cache-dir "$WORK/cache" --budget-arch sm_120 \
       >"$logs/sweep_sm120.log" 2>&1
     echo "sm_120-budget sweep rc=$?"; grep -E "^time:|^run " "$logs/sweep_sm120.log" | cut -c1-200
     l=$(left)
