@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/budget.hpp"
@@ -97,6 +98,12 @@ struct Family {
   Config (*default_config)() = nullptr;
   // The named rules: empty when the config can run the shape, else the first failing rule's reason.
   std::string (*rules)(const Config& config, const Shape& shape) = nullptr;
+  // The rules that one parameter value breaks alone: empty when some config with `value` may run
+  // the shape, else why none can (e.g. "BLOCK_H 32 > 16 local heads"). The plan leaves such a
+  // value out of its cross product and records it once for every member it stands for (two thirds
+  // of the sparse MLA plan's 1.18 M members at 16 local heads). Must agree with `rules` (each
+  // member with the value fails them). Optional.
+  std::string (*value_rule)(std::string_view param, int value, const Shape& shape) = nullptr;
   // The measured trims: configs that can run but that measurements put outside what the sweep
   // times ("measured to lose: ..."; fate pruned_shape like the rules). Optional; `tuner bench
   // --trimmed` plans without them, so that a trim can be measured again.

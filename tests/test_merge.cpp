@@ -37,12 +37,14 @@ struct Timed {
   double median_us;
   double spread;  // relative; p10/p90 = median -/+ half of it
   db::Fate fate = db::Fate::measured;
+  bool launch_quantiles = false;  // protocol 2's per-launch p10 / p90 (median -3 % / +5 %)
 };
 
 struct PlanFate {
   std::string params;
   db::Fate fate;
   std::string reason;
+  std::optional<std::int64_t> members = std::nullopt;  // a value the shape rules out alone
 };
 
 struct StoreSpec {
@@ -80,6 +82,10 @@ void write_store(const fs::path& path, const StoreSpec& spec) {
       trial.p90_us = timed.median_us * (1 + timed.spread / 2);
       trial.samples = 30;
       trial.rel_spread = timed.spread;
+      if (timed.launch_quantiles) {
+        trial.launch_p10_us = timed.median_us * 0.97;
+        trial.launch_p90_us = timed.median_us * 1.05;
+      }
     }
     store.record_trial(trial);
   }
@@ -92,6 +98,7 @@ void write_store(const fs::path& path, const StoreSpec& spec) {
     trial.params_json = fate.params;
     trial.fate = fate.fate;
     trial.reason = fate.reason;
+    trial.members = fate.members;
     store.record_trial(trial);
   }
   if (spec.ended) store.end_run(run_id);
@@ -205,6 +212,28 @@ TEST_CASE("merge: a plan fate every shard recorded is held once, a different one
   CHECK(again.trials_added == 0);
   CHECK(again.plan_fates_shared == 4);  // every incoming plan fate is held already
   CHECK(db::Store::open_read_only(dir / "out.db").count_trials(plan) == 3);
+}
+
+TEST_CASE("merge: every column of a trial arrives (launch quantiles, a narrowed value's members)") {
+  test::TempDir dir;
+  StoreSpec first{ShardSpec{1, 2}, {{8, default_params(), 20.0, 0.01, db::Fate::measured, true}}};
+  first.plan = {
+      PlanFate{R"({"block_h":64})", db::Fate::pruned_shape, "BLOCK_H 64 > 16 local heads", 393660}};
+  write_store(dir / "s1.db", first);
+  write_store(dir / "s2.db", {ShardSpec{2, 2}, {{8, kX, 10.0, 0.01}}});
+  run_merge({(dir / "out.db").string(), {(dir / "s1.db").string(), (dir / "s2.db").string()}});
+  const db::Store out = db::Store::open_read_only(dir / "out.db");
+  bool quantiles = false;
+  bool members = false;
+  for (const db::TrialRecord& trial : out.trials(db::TrialFilter{})) {
+    if (trial.params_json == default_params()) {
+      quantiles = trial.launch_p10_us.value_or(0.0) == doctest::Approx(20.0 * 0.97) &&
+                  trial.launch_p90_us.value_or(0.0) == doctest::Approx(20.0 * 1.05);
+    }
+    if (trial.stage == db::Stage::plan) members = trial.members == 393660;
+  }
+  CHECK(quantiles);
+  CHECK(members);
 }
 
 TEST_CASE("merge: merging the same files again changes nothing") {

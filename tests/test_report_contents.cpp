@@ -179,3 +179,28 @@ TEST_CASE(
   CHECK_THROWS_WITH_AS(report::build_report(store, missing),
                        doctest::Contains("run 99 is not in tuning DB"), tuner::InputError);
 }
+
+TEST_CASE("report: a value the shape ruled out counts every member it stands for") {
+  TempDir dir;
+  db::Store store = db::Store::open(dir / "tuning.db");
+  const std::int64_t run = fill_run_one(store);
+  db::TrialRecord narrowed =
+      trial(run, store.problem_id(problem_at(std::nullopt)), "src-1", Stage::plan,
+            R"({"block_h":64})", Fate::pruned_shape, "BLOCK_H 64 > 16 local heads");
+  narrowed.members = 500;
+  store.record_trial(narrowed);
+  const report::Report built = report::build_report(store, {});
+  CHECK(built.pruning.trials == 3 + 4 + 8 + 2 + 500);
+  bool counted = false;
+  for (const report::FateCount& count : built.pruning.fates) {
+    if (count.stage == Stage::plan && count.fate == Fate::pruned_shape) {
+      counted = count.count == 500;
+    }
+  }
+  CHECK(counted);
+  REQUIRE_FALSE(built.pruning.reasons.empty());
+  CHECK(built.pruning.reasons[0].reason == "BLOCK_H 64 > 16 local heads");
+  CHECK(built.pruning.reasons[0].count == 500);
+  CHECK(report::render_markdown(built).find(
+            "| plan | pruned_shape | BLOCK_H 64 > 16 local heads | 500 |") != std::string::npos);
+}

@@ -24,8 +24,8 @@ TrialRecord timed_trial(Store& store, std::int64_t run, const std::string& param
   return trial;
 }
 
-// A store as schema version 2 wrote it: the current one less the two launch columns (version 3
-// added nothing else), with one measured trial.
+// A store as schema version 2 wrote it: the current one less the two launch columns and `members`
+// (versions 3 and 4 added nothing else), with one measured trial.
 void write_version_2_store(const fs::path& path) {
   {
     Store store = Store::open(path);
@@ -36,8 +36,33 @@ void write_version_2_store(const fs::path& path) {
   }
   const Connection connection = Connection::open(path, OpenMode::read_write_create);
   connection.exec(
-      "ALTER TABLE trials DROP COLUMN launch_p90_us; ALTER TABLE trials DROP COLUMN "
-      "launch_p10_us; PRAGMA user_version = 2");
+      "ALTER TABLE trials DROP COLUMN members; ALTER TABLE trials DROP COLUMN launch_p90_us; "
+      "ALTER TABLE trials DROP COLUMN launch_p10_us; PRAGMA user_version = 2");
+}
+
+// A store as schema version 3 wrote it: the current one less `members`, with one measured trial
+// and one plan row.
+void write_version_3_store(const fs::path& path) {
+  {
+    Store store = Store::open(path);
+    const std::int64_t run = store.begin_run(fixture::fixture_run());
+    store.add_source(fixture::kSourceHash, fixture::kFamily);
+    store.record_trial(timed_trial(store, run, R"({"block_t":32})"));
+    TrialRecord plan_row = timed_trial(store, run, R"({"block_t":16})");
+    plan_row.stage = Stage::plan;
+    plan_row.fate = Fate::pruned_shape;
+    plan_row.reason = "BLOCK_T 16 is too narrow";
+    plan_row.median_us = plan_row.p10_us = plan_row.p90_us = std::nullopt;
+    store.record_trial(plan_row);
+    store.end_run(run);
+  }
+  Connection::open(path, OpenMode::read_write_create)
+      .exec("ALTER TABLE trials DROP COLUMN members; PRAGMA user_version = 3");
+}
+
+std::int64_t members_columns(const Connection& connection) {
+  return connection.query_int64(
+      "SELECT COUNT(*) FROM pragma_table_info('trials') WHERE name = 'members'");
 }
 
 std::int64_t launch_columns(const Connection& connection) {
@@ -65,8 +90,9 @@ TEST_CASE("store migration: version 2 is read as it is, then upgraded in place w
   CHECK(Connection::open(path, OpenMode::read_only).query_int64("PRAGMA user_version") == 2);
 
   Store store = Store::open(path);
-  CHECK(store.connection().query_int64("PRAGMA user_version") == 3);
+  CHECK(store.connection().query_int64("PRAGMA user_version") == 4);
   CHECK(launch_columns(store.connection()) == 2);
+  CHECK(members_columns(store.connection()) == 1);
   std::vector<TrialRecord> trials = store.trials(TrialFilter{{}, {}, {}, Fate::measured, {}});
   REQUIRE(trials.size() == 1);
   CHECK(trials[0].params_json == R"({"block_t":32})");
@@ -88,6 +114,44 @@ TEST_CASE("store migration: version 2 is read as it is, then upgraded in place w
   inverted.launch_p10_us = 23.0;
   inverted.launch_p90_us = 18.5;
   CHECK_THROWS_AS(store.record_trial(inverted), DbError);
+  CHECK(store.integrity_check() == "ok");
+}
+
+TEST_CASE("store migration: version 3 is read as it is, then gains `members` in place") {
+  tuner::test::TempDir dir;
+  const fs::path path = dir / "v3.db";
+  write_version_3_store(path);
+  CHECK(members_columns(Connection::open(path, OpenMode::read_only)) == 0);
+  {
+    const Store reader = Store::open_read_only(path);
+    const std::vector<TrialRecord> trials = reader.trials(TrialFilter{});
+    REQUIRE(trials.size() == 2);
+    CHECK_FALSE(trials[0].members.has_value());
+    CHECK_FALSE(trials[1].members.has_value());
+  }
+  CHECK(Connection::open(path, OpenMode::read_only).query_int64("PRAGMA user_version") == 3);
+
+  Store store = Store::open(path);
+  CHECK(store.connection().query_int64("PRAGMA user_version") == 4);
+  CHECK(members_columns(store.connection()) == 1);
+  REQUIRE(store.trials(TrialFilter{}).size() == 2);  // the rows stayed
+  // The upgraded table takes a plan row standing for many configs, and refuses `members` on a
+  // measurement or below 1, as a fresh store does.
+  const std::int64_t run = store.begin_run(fixture::fixture_run());
+  TrialRecord narrowed = timed_trial(store, run, R"({"block_h":64})");
+  narrowed.stage = Stage::plan;
+  narrowed.fate = Fate::pruned_shape;
+  narrowed.reason = "BLOCK_H 64 > 16 local heads";
+  narrowed.median_us = narrowed.p10_us = narrowed.p90_us = std::nullopt;
+  narrowed.members = 393660;
+  store.record_trial(narrowed);
+  CHECK(store.trials(TrialFilter{}).back().members == 393660);
+  TrialRecord none = narrowed;
+  none.members = 0;
+  CHECK_THROWS_AS(store.record_trial(none), DbError);
+  TrialRecord measured = timed_trial(store, run, R"({"block_t":64})");
+  measured.members = 2;
+  CHECK_THROWS_AS(store.record_trial(measured), DbError);
   CHECK(store.integrity_check() == "ok");
 }
 

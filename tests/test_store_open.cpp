@@ -40,7 +40,7 @@ TEST_CASE("store: the schema script is idempotent and sets user_version") {
     start_sweep(store);
   }
   Store again = Store::open(path);
-  CHECK(again.connection().query_int64("PRAGMA user_version") == 3);
+  CHECK(again.connection().query_int64("PRAGMA user_version") == 4);
   CHECK(again.connection().query_int64(
             "SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('runs', 'sources', 'problems', "
             "'trials', 'winners', 'trials_resume_key_v3')") == 6);
@@ -51,10 +51,10 @@ TEST_CASE("store: the schema script is idempotent and sets user_version") {
 TEST_CASE("store: a file with a newer schema version is refused with the versions named") {
   TempDir dir;
   const fs::path path = dir / "future.db";
-  Connection::open(path, OpenMode::read_write_create).exec("PRAGMA user_version = 4");
+  Connection::open(path, OpenMode::read_write_create).exec("PRAGMA user_version = 5");
   CHECK_THROWS_WITH_AS(
       Store::open(path),
-      (path.string() + " has schema version 4, newer than the version 3 this tuner writes: use "
+      (path.string() + " has schema version 5, newer than the version 4 this tuner writes: use "
                        "a newer tuner, or another --db path")
           .c_str(),
       DbInputError);

@@ -112,7 +112,7 @@ TEST_CASE("resume: a config the batch search skipped is recorded, never a resume
   CHECK_THROWS_AS(swept.store.record_trial(planned), std::invalid_argument);
 }
 
-TEST_CASE("resume: a schema-2 store is upgraded to 3 in place, keeping its trials") {
+TEST_CASE("resume: a schema-2 store is upgraded to 4 in place, keeping its trials") {
   tuner::test::TempDir dir;
   const fs::path path = dir / "v2.db";
   {
@@ -132,7 +132,7 @@ TEST_CASE("resume: a schema-2 store is upgraded to 3 in place, keeping its trial
           "PRAGMA user_version = 2");
   const Store upgraded = Store::open(path);
   const Connection& connection = upgraded.connection();
-  CHECK(connection.query_int64("PRAGMA user_version") == 3);
+  CHECK(connection.query_int64("PRAGMA user_version") == 4);
   CHECK(connection.query_int64("SELECT COUNT(*) FROM trials WHERE fate = 'measured' AND "
                                "measure_env = '" +
                                kEnv + "'") == 1);

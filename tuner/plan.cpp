@@ -182,8 +182,14 @@ const Occupancy* PlanRow::shown_occupancy() const {
 }
 
 int PlanResult::count(Fate fate) const {
-  int total = 0;
+  int total = fate == Fate::pruned_shape ? static_cast<int>(narrowed_members()) : 0;
   for (const PlanRow& row : rows) total += row.fate == fate ? 1 : 0;
+  return total;
+}
+
+long long PlanResult::narrowed_members() const {
+  long long total = 0;
+  for (const NarrowedValue& value : narrowed) total += value.members;
   return total;
 }
 
@@ -261,9 +267,11 @@ PlanResult plan(const PlanRequest& request, const CubinCache& cache) {
   result.arch = request.arch;
   result.audited = request.audit;
 
-  // Shape and budget stages: no compile yet.
+  // Shape and budget stages: no compile yet. Values the shape rules out alone are one fate each.
+  NarrowedSpace narrowed = narrow_space(family, request.shape);
+  result.narrowed = std::move(narrowed.narrowed);
   std::vector<std::string> keys;
-  for (const Config& config : cross_product(space)) {
+  for (const Config& config : cross_product(narrowed.kept)) {
     std::string key = compile_key(config, space);
     if (request.keep && !request.keep(key)) continue;
     keys.push_back(std::move(key));

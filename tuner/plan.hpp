@@ -1,9 +1,11 @@
 #pragma once
 // The planning engine: every member of a family's cross product gets exactly one fate and one
-// reason a person can read, decided in order pruned_shape -> pruned_budget (static budgets against
+// reason a person can read (a parameter value the shape rules out alone once for all its members,
+// tuner/narrowed_space.hpp), decided in order pruned_shape -> pruned_budget (static budgets against
 // the Arch, before any compile) -> compile_failed -> pruned_after_compile (ptxas's real figures)
 // -> survivor. Configs that differ only in launch-only parameters share one compile; compiles run
 // on a thread pool through the on-disk cubin cache.
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -17,6 +19,7 @@
 #include "core/nvrtc.hpp"
 #include "core/occupancy.hpp"
 #include "core/shape.hpp"
+#include "tuner/narrowed_space.hpp"
 
 namespace tuner {
 
@@ -87,14 +90,25 @@ struct PlanResult {
   std::string family;
   Shape shape;
   Arch arch;
-  std::vector<PlanRow> rows;  // in cross-product order, one per member
+  // The values the family's value_rule rules out for the shape (fate pruned_shape), each standing
+  // for its members; `rows` holds every other member.
+  std::vector<NarrowedValue> narrowed;
+  std::vector<PlanRow> rows;  // in cross-product order, one per member not narrowed
   int compile_keys = 0;       // distinct compiles the plan needed (audit ones included)
   int compiles_done = 0;      // of those, compiled now (not from the cache)
   bool audited = false;
   int false_prunes = 0;
   int false_keeps = 0;
 
-  int count(Fate fate) const;
+  int count(Fate fate) const;  // members with this fate (narrowed ones are pruned_shape)
+  long long narrowed_members() const;
+  // The plan rows a store records: one per narrowed value, one per row.
+  std::int64_t recorded_rows() const {
+    return static_cast<std::int64_t>(narrowed.size() + rows.size());
+  }
+  long long members() const {  // the family's whole cross product, unless a shard's slice
+    return static_cast<long long>(rows.size()) + narrowed_members();
+  }
   int pruned_before_compile() const {
     return count(Fate::pruned_shape) + count(Fate::pruned_budget);
   }

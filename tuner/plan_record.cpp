@@ -34,28 +34,53 @@ db::ProblemKey plan_problem_key(const PlanResult& plan) {
 
 namespace {
 
-// The trials of plan.rows, or of the rows `only` marks.
+// The fields every plan row of `plan` shares.
+db::TrialRecord plan_trial(db::Store& store, std::int64_t run_id, const PlanResult& plan,
+                           const Family& family) {
+  db::TrialRecord trial;
+  trial.run_id = run_id;
+  trial.source_hash = family.source_hash();
+  store.add_source(trial.source_hash, plan.family);
+  trial.problem_id = store.problem_id(plan_problem_key(plan));
+  trial.stage = db::Stage::plan;
+  trial.budget_arch = plan.arch.name;
+  return trial;
+}
+
+// One row per narrowed value, standing for its members.
+std::vector<db::TrialRecord> narrowed_trials(const db::TrialRecord& shared,
+                                             const PlanResult& plan) {
+  std::vector<db::TrialRecord> trials;
+  for (const NarrowedValue& value : plan.narrowed) {
+    db::TrialRecord& trial = trials.emplace_back(shared);
+    trial.params_json = to_json(narrowed_config(value));
+    trial.fate = db::Fate::pruned_shape;
+    trial.reason = value.reason;
+    trial.members = value.members;
+  }
+  return trials;
+}
+
+// The trials of plan.narrowed (when `with_narrowed`), then of plan.rows or of the rows `only`
+// marks.
 std::vector<db::TrialRecord> plan_trials(db::Store& store, std::int64_t run_id,
                                          const PlanResult& plan, const Family& family,
+                                         bool with_narrowed,
                                          const std::vector<bool>* only = nullptr) {
-  const std::string& source_hash = family.source_hash();
-  store.add_source(source_hash, plan.family);
-  const std::int64_t problem_id = store.problem_id(plan_problem_key(plan));
+  const db::TrialRecord shared = plan_trial(store, run_id, plan, family);
+  std::vector<db::TrialRecord> trials;
+  if (with_narrowed) trials = narrowed_trials(shared, plan);
+  const std::size_t first = trials.size();
   std::vector<std::size_t> picked;
   for (std::size_t index = 0; index < plan.rows.size(); ++index) {
     if (only == nullptr || (*only)[index]) picked.push_back(index);
   }
-  // Rows are independent: a plan has ~1 200 000 of them, and a warm sweep rerun (< 5 s) spends most
+  // Rows are independent: a plan has ~400 000 of them, and a warm sweep rerun (< 5 s) spends most
   // of its time here and in their keys (plan_row_keys below).
-  std::vector<db::TrialRecord> trials(picked.size());
+  trials.resize(first + picked.size(), shared);
   parallel_for(picked.size(), 0, [&](std::size_t index) {
     const PlanRow& row = plan.rows[picked[index]];
-    db::TrialRecord& trial = trials[index];
-    trial.run_id = run_id;
-    trial.problem_id = problem_id;
-    trial.source_hash = source_hash;
-    trial.stage = db::Stage::plan;
-    trial.budget_arch = plan.arch.name;
+    db::TrialRecord& trial = trials[first + index];
     trial.params_json = to_json(row.config);
     // The compile this row's figures come from; none for the ~99.97 % pruned before compiling (a
     // function of params_json all the same), whose keys made the file 22 % larger.
@@ -144,26 +169,25 @@ db::PlanRunKey plan_run_key(db::Store& store, const PlanResult& plan, const Fami
 
 void record_plan(db::Store& store, std::int64_t run_id, const PlanResult& plan,
                  const Family& family) {
-  record_plan_trials(store, plan_trials(store, run_id, plan, family));
-  if (plan.rows.empty()) return;
-  db::record_plan_run_digest(store,
-                             {run_id, plan_run_key(store, plan, family),
-                              static_cast<std::int64_t>(plan.rows.size()), plan_row_digest(plan)});
+  record_plan_trials(store, plan_trials(store, run_id, plan, family, true));
+  if (plan.recorded_rows() == 0) return;
+  db::record_plan_run_digest(store, {run_id, plan_run_key(store, plan, family),
+                                     plan.recorded_rows(), plan_row_digest(plan)});
 }
 
 std::int64_t record_plan_unless_held(db::Store& store, std::int64_t run_id, const PlanResult& plan,
                                      const Family& family) {
-  if (plan.rows.empty()) return run_id;
+  if (plan.recorded_rows() == 0) return run_id;
   // The fast check: the latest plan run recorded this plan's digest (one row read, no plan rows).
   const db::PlanRunKey key = plan_run_key(store, plan, family);
-  const auto fates = static_cast<std::int64_t>(plan.rows.size());
+  const std::int64_t fates = plan.recorded_rows();
   const std::string digest = plan_row_digest(plan);
   if (const std::int64_t holder = db::run_holding_plan_digest(store, key, fates, digest)) {
     return holder;
   }
   // Else row by row: the latest plan run may hold these fates in another order, or predate
   // digests.
-  const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, plan, family);
+  const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, plan, family, true);
   std::vector<std::string> keys = plan_row_keys(trials);  // sorted once: the check, the digest
   std::sort(keys.begin(), keys.end());
   const std::int64_t held_by = db::run_holding_plan(store, trials, keys);
@@ -181,7 +205,8 @@ bool plan_never_recorded(db::Store& store, const PlanRequest& request) {
 
 EarlyPlanRows record_decided_rows(db::Store& store, std::int64_t run_id, const PlanResult& partial,
                                   const std::vector<bool>& decided, const Family& family) {
-  const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, partial, family, &decided);
+  const std::vector<db::TrialRecord> trials =
+      plan_trials(store, run_id, partial, family, true, &decided);
   store.record_trials(trials);  // one transaction
   return {decided, plan_row_keys(trials)};
 }
@@ -190,18 +215,18 @@ void finish_plan_record(db::Store& store, std::int64_t run_id, const PlanResult&
                         const Family& family, EarlyPlanRows early) {
   std::vector<bool> rest(plan.rows.size());
   for (std::size_t i = 0; i < rest.size(); ++i) rest[i] = !early.decided.at(i);
-  const std::vector<db::TrialRecord> trials = plan_trials(store, run_id, plan, family, &rest);
+  const std::vector<db::TrialRecord> trials =
+      plan_trials(store, run_id, plan, family, false, &rest);
   store.record_trials(trials);
   std::vector<std::string> keys = std::move(early.keys);
   std::vector<std::string> rest_keys = plan_row_keys(trials);
   keys.insert(keys.end(), std::make_move_iterator(rest_keys.begin()),
               std::make_move_iterator(rest_keys.end()));
   std::sort(keys.begin(), keys.end());
-  if (plan.rows.empty()) return;
+  if (plan.recorded_rows() == 0) return;
   const db::PlanRunKey key = plan_run_key(store, plan, family);
   record_digest(store, key, keys);
-  db::record_plan_run_digest(
-      store, {run_id, key, static_cast<std::int64_t>(plan.rows.size()), plan_row_digest(plan)});
+  db::record_plan_run_digest(store, {run_id, key, plan.recorded_rows(), plan_row_digest(plan)});
 }
 
 }  // namespace tuner

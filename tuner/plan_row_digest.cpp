@@ -42,6 +42,16 @@ std::string plan_row_digest(const PlanResult& plan) {
   });
   std::string joined = std::to_string(rows);
   for (const std::string& digest : chunk_digests) joined.append(1, '\x1e').append(digest);
+  // The narrowed values' rows (none in a plan of a family without a value_rule, whose digest is
+  // then the one stores already hold).
+  for (const NarrowedValue& value : plan.narrowed) {
+    PlanRow row;
+    row.config = narrowed_config(value);
+    row.fate = Fate::pruned_shape;
+    row.reason = value.reason + "\x1f" + std::to_string(value.members);
+    joined.append(1, '\x1d');
+    append_row(joined, row);
+  }
   return "sha256:" + sha256_hex(joined);
 }
 

@@ -97,12 +97,14 @@ std::string reason_class(const db::TrialRecord& trial) {
 PruningSummary pruning_summary(const std::vector<db::TrialRecord>& trials) {
   std::map<std::pair<db::Stage, db::Fate>, std::int64_t> fates;
   std::map<std::tuple<db::Stage, db::Fate, std::string>, std::int64_t> reasons;
-  for (const db::TrialRecord& trial : trials) {
-    ++fates[{trial.stage, trial.fate}];
-    ++reasons[{trial.stage, trial.fate, reason_class(trial)}];
-  }
   PruningSummary summary;
-  summary.trials = static_cast<std::int64_t>(trials.size());
+  for (const db::TrialRecord& trial : trials) {
+    // A plan row of a value the shape rules out alone counts every member it stands for.
+    const std::int64_t members = trial.members.value_or(1);
+    fates[{trial.stage, trial.fate}] += members;
+    reasons[{trial.stage, trial.fate, reason_class(trial)}] += members;
+    summary.trials += members;
+  }
   for (const auto& [what, count] : fates) summary.fates.push_back({what.first, what.second, count});
   for (const auto& [what, count] : reasons) {
     summary.reasons.push_back({std::get<0>(what), std::get<1>(what), std::get<2>(what), count});

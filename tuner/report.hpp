@@ -91,7 +91,7 @@ struct ReasonCount {
 struct PruningSummary {
   std::vector<FateCount> fates;      // by stage, then fate order
   std::vector<ReasonCount> reasons;  // by stage, fate, then count descending
-  std::int64_t trials = 0;
+  std::int64_t trials = 0;  // configs judged and measured (a narrowed value's row: its members)
 };
 
 struct ReportScope {

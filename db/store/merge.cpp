@@ -17,7 +17,7 @@ constexpr const char* kTrialCopyColumns =
     "source_hash, stage, budget_arch, measured_arch, device_name, params_json, compile_key, fate, "
     "reason, est_smem_bytes, est_regs, ptxas_regs, ptxas_spill_bytes, blocks_per_sm, "
     "occupancy_limiter, compile_ms, cached, median_us, p10_us, p90_us, samples, rel_spread, "
-    "err_out, err_lse, bytes_moved, created_at, measure_env";
+    "err_out, err_lse, bytes_moved, created_at, measure_env, launch_p10_us, launch_p90_us, members";
 
 constexpr const char* kWinnerCopyColumns =
     "family, budget_arch, measured_arch, device_name, shape, batch, params_json, median_us, "

@@ -25,6 +25,11 @@ bool plan_digests_in_old_order(const Connection& connection) {
 
 constexpr const char* kPlanDigestColumns = "problem_id, source_hash, budget_arch, digest, fates";
 
+// Schema version 4's column, as kStoreSchemaSql declares it.
+constexpr const char* kAddMembersColumn =
+    "ALTER TABLE trials ADD COLUMN members INTEGER "
+    "CHECK (members IS NULL OR (members >= 1 AND stage = 'plan'))";
+
 }  // namespace
 
 void begin_migration(const Connection& connection, int from_version) {
@@ -43,6 +48,10 @@ void begin_migration(const Connection& connection, int from_version) {
     connection.exec(
         "DROP INDEX IF EXISTS trials_resume_key_v2; DROP INDEX IF EXISTS trials_by_run; "
         "ALTER TABLE trials RENAME TO trials_old");
+  } else if (from_version == 3) {
+    // Version 4 adds `members` (a plan row of a value the shape rules out alone), as the last
+    // column and NULL in every older row: the table keeps its rows.
+    connection.exec(kAddMembersColumn);
   }
 }
 
@@ -70,11 +79,13 @@ void read_older_schema(const Connection& connection, int version) {
   if (version == 1) {
     connection.exec(
         "CREATE TEMP VIEW trials AS SELECT *, '' AS measure_env, NULL AS launch_p10_us, "
-        "NULL AS launch_p90_us FROM main.trials");
+        "NULL AS launch_p90_us, NULL AS members FROM main.trials");
   } else if (version == 2) {
     connection.exec(
-        "CREATE TEMP VIEW trials AS SELECT *, NULL AS launch_p10_us, NULL AS launch_p90_us "
-        "FROM main.trials");
+        "CREATE TEMP VIEW trials AS SELECT *, NULL AS launch_p10_us, NULL AS launch_p90_us, "
+        "NULL AS members FROM main.trials");
+  } else if (version == 3) {
+    connection.exec("CREATE TEMP VIEW trials AS SELECT *, NULL AS members FROM main.trials");
   }
 }
 

@@ -123,6 +123,10 @@ struct TrialRecord {
   // Empty for plan rows, failures and stores written before schema version 3.
   std::optional<double> launch_p10_us;
   std::optional<double> launch_p90_us;
+  // A plan row that stands for many members of the cross product: a parameter value the shape rules
+  // out alone (params_json holds that one parameter), and how many members it stands for. Unset
+  // for a row of one config and in stores written before schema version 4.
+  std::optional<std::int64_t> members;
 
   // The resume key; only meaningful for Stage::measure.
   MeasureKey measure_key() const;

@@ -74,6 +74,9 @@ CREATE TABLE IF NOT EXISTS trials (
   -- Per-launch 10th/90th percentiles (timing protocol 2), scaled to median_us (schema version 3).
   launch_p10_us REAL CHECK (launch_p10_us IS NULL OR launch_p10_us > 0),
   launch_p90_us REAL CHECK (launch_p90_us IS NULL OR launch_p90_us >= launch_p10_us),
+  -- A plan row of one parameter value the shape rules out alone: the members it stands for
+  -- (schema version 4; NULL for a row of one config).
+  members INTEGER CHECK (members IS NULL OR (members >= 1 AND stage = 'plan')),
   CHECK (stage = 'plan' OR (measured_arch IS NOT NULL AND device_name IS NOT NULL)),
   CHECK (fate NOT IN ('wrong_result', 'fault', 'transient', 'measured', 'skipped_by_search')
          OR stage <> 'plan'),

@@ -20,7 +20,7 @@
 namespace tuner::db {
 
 // PRAGMA user_version written by this build; a file with a larger one is refused.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // How record_trial treats a measured trial already stored under the same resume key.
 enum class OnDuplicate {

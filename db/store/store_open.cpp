@@ -129,7 +129,7 @@ Store Store::open_read_only(const std::filesystem::path& path) {
     check_writable_kind(connection, path.string());
     const std::int64_t version = connection.query_int64("PRAGMA user_version");
     read_older_schema(connection, static_cast<int>(version));
-    if (version != kSchemaVersion && version != 1 && version != 2) {
+    if (version != kSchemaVersion && (version < 1 || version > 3)) {
       throw DbInputError(path.string() + " has schema version " + std::to_string(version) +
                          ", not " + std::to_string(kSchemaVersion) +
                          ": open it once with a writing command (tuner plan --db) to upgrade it");

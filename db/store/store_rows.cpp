@@ -67,6 +67,7 @@ void bind_trial(Statement& insert, const TrialRecord& trial) {
   next(trial.measure_env);
   next(trial.launch_p10_us);
   next(trial.launch_p90_us);
+  next(trial.members);
 }
 
 // Reads a row of "id, <kTrialColumns>, created_at".
@@ -104,6 +105,7 @@ TrialRecord read_trial(const Statement& row) {
   trial.measure_env = row.column_text(i++);
   trial.launch_p10_us = row.column_optional_double(i++);
   trial.launch_p90_us = row.column_optional_double(i++);
+  trial.members = row.column_optional_int64(i++);
   trial.created_at = row.column_text(i++);
   return trial;
 }

@@ -17,8 +17,8 @@ inline constexpr const char* kTrialColumns =
     "params_json, compile_key, fate, reason, est_smem_bytes, est_regs, ptxas_regs, "
     "ptxas_spill_bytes, blocks_per_sm, occupancy_limiter, compile_ms, cached, median_us, p10_us, "
     "p90_us, samples, rel_spread, err_out, err_lse, bytes_moved, measure_env, launch_p10_us, "
-    "launch_p90_us";
-inline constexpr int kTrialColumnCount = 30;
+    "launch_p90_us, members";
+inline constexpr int kTrialColumnCount = 31;
 
 inline constexpr const char* kWinnerColumns =
     "family, budget_arch, measured_arch, device_name, shape, batch, params_json, median_us, "

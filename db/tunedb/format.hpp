@@ -9,8 +9,10 @@ namespace tunedb {
 // family's fixed shape columns) are refused with the fix (db/README.md).
 // Version 3 adds the fate skipped_by_search (the batch search) and the trials' per-launch
 // quantiles (launch_p10_us, launch_p90_us; timing protocol 2); a version 2 store is upgraded in
-// place by the first writing open (db/store/migrate.cpp).
-inline constexpr int kStoreSchemaVersion = 3;
+// place by the first writing open (db/store/migrate.cpp). Version 4 adds the trials' `members`
+// (a plan row that stands for every config with one parameter value the shape rules out), added
+// to a version 3 store in place.
+inline constexpr int kStoreSchemaVersion = 4;
 // PRAGMA user_version of a frozen file (metadata, defaults, winners, cubins, launches). Version 3
 // added `launches` (what the serving launcher needs per kernel: lowered name, block size, dynamic
 // shared memory, the max-dynamic-smem attribute, launch-parameter values); a version-2 frozen file

@@ -82,6 +82,10 @@ std::string rules(const Config& config, const tuner::Shape& shape) {
   return shape_mismatch(from_config(config), typed_shape(shape));
 }
 
+std::string value_rule(std::string_view param, int value, const tuner::Shape& shape) {
+  return value_mismatch(param, value, typed_shape(shape));
+}
+
 std::string trims(const Config& config) { return measured_trim(from_config(config)); }
 
 std::string arch_rules(const Config& config, int arch_sm) {
@@ -227,6 +231,7 @@ Family make_family() {
   f.space = &parameter_space;
   f.default_config = &default_params;
   f.rules = &rules;
+  f.value_rule = &value_rule;
   f.trims = &trims;
   f.arch_rules = &arch_rules;
   f.budget = &budget;

@@ -157,15 +157,34 @@ std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
 
 }  // namespace
 
-std::string shape_mismatch(const KernelConfig& config, const Shape& shape) {
-  // Head groups are padded to the 16-row mma tile, so a CTA may be wider than the local heads only
-  // up to that padding.
+namespace {
+// Head groups are padded to the 16-row mma tile, so a CTA may be wider than the local heads only
+// up to that padding.
+std::string block_h_mismatch(int block_h, const Shape& shape) {
   const int widest_useful = std::max(16, (shape.n_local_heads() + 15) / 16 * 16);
-  if (config.block_h > widest_useful) {
-    return "BLOCK_H " + std::to_string(config.block_h) + " > " +
-           std::to_string(shape.n_local_heads()) + " local heads";
-  }
+  if (block_h <= widest_useful) return {};
+  return "BLOCK_H " + std::to_string(block_h) + " > " + std::to_string(shape.n_local_heads()) +
+         " local heads";
+}
+}  // namespace
+
+std::string shape_mismatch(const KernelConfig& config, const Shape& shape) {
+  if (std::string reason = block_h_mismatch(config.block_h, shape); !reason.empty()) return reason;
   return structure_mismatch(config, shape.kv_format);
+}
+
+std::string value_mismatch(std::string_view param, int value, const Shape& shape) {
+  if (param == "block_h") return block_h_mismatch(value, shape);
+  if (shape.kv_format != KvFormat::bf16) return {};
+  // The bf16 cache rules out two values whatever the rest of the config (structure_mismatch).
+  if (param == "mma_path" && value == 2) {
+    return "e4m3 MMA (mma_path 2) needs the fp8_ds_mla cache; bf16 KV runs bf16 MMA";
+  }
+  if (param == "kv_unpack" && value != 0) {
+    return "kv_unpack " + std::to_string(value) +
+           " (bitwise e4m3 unpack) makes f16 fragments of the fp8_ds_mla cache on mma_path 1";
+  }
+  return {};
 }
 
 std::string arch_mismatch(const KernelConfig& config, int arch_sm) {

@@ -1,6 +1,7 @@
 #pragma once
 // The parameter space of the sparse MLA decode family and its typed view of a config.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/config.hpp"
@@ -52,6 +53,9 @@ std::string combine_whole_row_kernel_name();  // rows of at most 8 parts (deploy
 // Empty when the config can run this shape; otherwise why not ("BLOCK_H 32 > 16 local heads", or a
 // structural rule of the chosen mma_path).
 std::string shape_mismatch(const KernelConfig& config, const Shape& shape);
+// The values of one parameter that shape_mismatch rules out for every config of `shape` (BLOCK_H
+// past the padded local heads; e4m3 MMA and the e4m3 unpacks on the bf16 cache): why, else empty.
+std::string value_mismatch(std::string_view param, int value, const Shape& shape);
 
 // Empty when the config is inside the region the sweep measures; otherwise which measurement put
 // it outside ("measured to lose: ..."). These trims keep the default 11-batch sweep within its

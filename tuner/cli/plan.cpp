@@ -1,12 +1,16 @@
 // `tuner plan`: every member of the family's cross product with its fate and reason, as a table,
-// JSON or CSV. Budgets are checked before any compile; what is left compiles through the cubin
-// cache on a thread pool. --audit compiles what the budget pruned too and judges the static model.
+// JSON or CSV (a parameter value the shape rules out alone is one row, "*" for the other
+// parameters, with the members it stands for). Budgets are checked before any compile; what is left
+// compiles through the cubin cache on a thread pool. --audit compiles what the budget pruned too
+// and judges the static model.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "db/store/shards.hpp"
@@ -81,8 +85,25 @@ const char* verdict_name(AuditVerdict verdict) {
   return "agrees";
 }
 
+// A value the shape rules out alone: one row standing for its members (params: that value only).
+nlohmann::json narrowed_json(const PlanResult& result, const NarrowedValue& value) {
+  nlohmann::json object = {{"family", result.family},
+                           {"params", {{value.param, value.value}}},
+                           {"fate", std::string(to_string(Fate::pruned_shape))},
+                           {"reason", value.reason}};
+  for (const char* figure :
+       {"est_smem_bytes", "est_regs", "ptxas_regs", "ptxas_spill_bytes", "ptxas_static_smem_bytes",
+        "blocks_per_sm", "occupancy_limiter", "compile_ms", "cached"}) {
+    object[figure] = nullptr;  // decided before any budget
+  }
+  object["members"] = value.members;
+  if (result.audited) object["audit"] = verdict_name(AuditVerdict::none);
+  return object;
+}
+
 nlohmann::json to_json_rows(const PlanResult& result) {
   nlohmann::json rows = nlohmann::json::array();
+  for (const NarrowedValue& value : result.narrowed) rows.push_back(narrowed_json(result, value));
   for (const PlanRow& row : result.rows) {
     const RowFigures figures = figures_of(row);
     nlohmann::json params = nlohmann::json::object();
@@ -101,6 +122,7 @@ nlohmann::json to_json_rows(const PlanResult& result) {
         {"occupancy_limiter", or_null(figures.occupancy_limiter)},
         {"compile_ms", or_null(figures.compile_ms)},
         {"cached", or_null(figures.cached)},
+        {"members", 1},
     };
     if (result.audited) object["audit"] = verdict_name(row.audit);
     rows.push_back(std::move(object));
@@ -131,15 +153,32 @@ std::string text_or(const std::optional<T>& value, const std::string& none) {
   }
 }
 
-void print_csv(const PlanResult& result) {
-  if (result.rows.empty()) return;  // a shard with no config of this plan
+// A narrowed value's cells under the parameter columns: its value, "*" (any) elsewhere.
+std::vector<std::string> narrowed_cells(const std::vector<Parameter>& space,
+                                        const NarrowedValue& value) {
+  std::vector<std::string> cells;
+  for (const Parameter& parameter : space) {
+    cells.push_back(parameter.name == value.param ? std::to_string(value.value) : "*");
+  }
+  return cells;
+}
+
+void print_csv(const PlanResult& result, const std::vector<Parameter>& space) {
+  if (result.recorded_rows() == 0) return;  // a shard with no config of this plan
   std::string header = "family";
-  for (const auto& entry : result.rows.front().config.values) header += "," + entry.first;
+  for (const Parameter& parameter : space) header += "," + parameter.name;
   header +=
       ",fate,reason,est_smem_bytes,est_regs,ptxas_regs,ptxas_spill_bytes,"
-      "ptxas_static_smem_bytes,blocks_per_sm,occupancy_limiter,compile_ms,cached";
+      "ptxas_static_smem_bytes,blocks_per_sm,occupancy_limiter,compile_ms,cached,members";
   if (result.audited) header += ",audit";
   std::printf("%s\n", header.c_str());
+  for (const NarrowedValue& value : result.narrowed) {
+    std::string line = result.family;
+    for (const std::string& cell : narrowed_cells(space, value)) line += "," + cell;
+    line += "," + std::string(to_string(Fate::pruned_shape)) + "," + csv_field(value.reason) +
+            ",,,,,,,,,," + std::to_string(value.members) + (result.audited ? ",agrees" : "");
+    std::printf("%s\n", line.c_str());
+  }
   for (const PlanRow& row : result.rows) {
     const RowFigures f = figures_of(row);
     std::string line = result.family;
@@ -149,7 +188,8 @@ void print_csv(const PlanResult& result) {
          {text_or(f.est_smem_bytes, ""), text_or(f.est_regs, ""), text_or(f.ptxas_regs, ""),
           text_or(f.ptxas_spill_bytes, ""), text_or(f.ptxas_static_smem, ""),
           text_or(f.blocks_per_sm, ""), text_or(f.occupancy_limiter, ""),
-          f.compile_ms ? std::to_string(*f.compile_ms) : std::string(), text_or(f.cached, "")}) {
+          f.compile_ms ? std::to_string(*f.compile_ms) : std::string(), text_or(f.cached, ""),
+          std::string("1")}) {
       line += "," + field;
     }
     if (result.audited) line += std::string(",") + verdict_name(row.audit);
@@ -158,13 +198,25 @@ void print_csv(const PlanResult& result) {
 }
 
 // The family's parameters as columns, each as wide as its name.
-void print_table(const PlanResult& result) {
-  if (result.rows.empty()) return;  // a shard with no config of this plan
+void print_table(const PlanResult& result, const std::vector<Parameter>& space) {
+  if (result.recorded_rows() == 0) return;  // a shard with no config of this plan
   std::string head;
-  for (const auto& entry : result.rows.front().config.values) head += entry.first + " ";
+  for (const Parameter& parameter : space) head += parameter.name + " ";
   std::printf("%s| %8s %7s | %4s %5s %7s | %6s %-13s | %-20s %6s %6s | %s\n", head.c_str(),
               "est_smem", "est_reg", "regs", "spill", "st_smem", "blk/SM", "limiter", "fate", "ms",
               "cached", "reason");
+  for (const NarrowedValue& value : result.narrowed) {
+    std::string values;
+    const std::vector<std::string> cells = narrowed_cells(space, value);
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      values +=
+          std::string(space[i].name.size() - std::min(space[i].name.size(), cells[i].size()), ' ') +
+          cells[i] + " ";
+    }
+    std::printf("%s| %8s %7s | %4s %5s %7s | %6s %-13s | %-20s %6s %6s | %s (%lld configs)\n",
+                values.c_str(), "-", "-", "-", "-", "-", "-", "-", "pruned_shape", "-", "-",
+                value.reason.c_str(), value.members);
+  }
   for (const PlanRow& row : result.rows) {
     const RowFigures f = figures_of(row);
     std::string values;
@@ -186,7 +238,7 @@ void print_table(const PlanResult& result) {
 // Counts and the audit list. Goes to stdout after a table, to stderr after JSON or CSV so that
 // stdout stays one parseable document.
 void print_summary(std::FILE* out, const PlanResult& result, double wall_s) {
-  std::fprintf(out, "fates (%zu configs):", result.rows.size());
+  std::fprintf(out, "fates (%lld configs):", result.members());
   for (Fate fate : kAllFates) {
     std::fprintf(out, " %s %d", std::string(to_string(fate)).c_str(), result.count(fate));
   }
@@ -195,6 +247,12 @@ void print_summary(std::FILE* out, const PlanResult& result, double wall_s) {
                "%.1f s\n",
                result.pruned_before_compile(), result.compile_keys, result.compiles_done,
                result.compile_keys - result.compiles_done, wall_s);
+  if (!result.narrowed.empty()) {
+    std::fprintf(out,
+                 "ruled out by the shape alone: %zu parameter values (%lld configs, one row "
+                 "each)\n",
+                 result.narrowed.size(), result.narrowed_members());
+  }
   if (!result.audited) return;
   std::fprintf(out, "audit: false prunes %d, false keeps %d\n", result.false_prunes,
                result.false_keeps);
@@ -272,8 +330,8 @@ int run_plan(const Args& args) {
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (format == Format::json) std::cout << to_json_rows(result).dump(1) << "\n" << std::flush;
-  if (format == Format::csv) print_csv(result);
-  if (format == Format::table) print_table(result);
+  if (format == Format::csv) print_csv(result, request.family->space());
+  if (format == Format::table) print_table(result, request.family->space());
   std::fflush(stdout);
   print_summary(info, result, wall_s);
   if (!db_path.empty()) {
@@ -289,8 +347,9 @@ int run_plan(const Args& args) {
           plan_work(result.family, result.shape.canonical(), result.arch.name, allow_spills));
     }
     store.end_run(run_id);
-    std::fprintf(info, "recorded %zu fates as plan run %lld in %s\n", result.rows.size(),
-                 static_cast<long long>(run_id), db_path.c_str());
+    std::fprintf(info, "recorded %lld fates (%lld rows) as plan run %lld in %s\n", result.members(),
+                 static_cast<long long>(result.recorded_rows()), static_cast<long long>(run_id),
+                 db_path.c_str());
   }
   return 0;
 }
