@@ -46,8 +46,9 @@ struct PlanRequest {
   std::function<bool(std::string_view compile_key)> keep;
   // Called once, on a thread of its own, while the compiles run: `partial` holds every row judged
   // statically, and decided[i] says that row i's fate is final (no compile will touch it). A
-  // caller records those rows meanwhile: a cold sweep's ~1.2 M plan rows take about as long to
-  // write as its compiles take (BENCHMARKS.md section 7, twenty-eighth session). Its exception
+  // caller records those rows (and the narrowed values) meanwhile: a cold sweep's 1.2 M plan
+  // rows took about as long to write as its compiles (BENCHMARKS.md section 7, twenty-eighth
+  // session; 0.4 M since the narrowed values are one row each). Its exception
   // reaches plan()'s caller. Optional.
   std::function<void(const PlanResult& partial, const std::vector<bool>& decided)> while_compiling;
 };

@@ -157,6 +157,7 @@ std::string text_or(const std::optional<T>& value, const std::string& none) {
 std::vector<std::string> narrowed_cells(const std::vector<Parameter>& space,
                                         const NarrowedValue& value) {
   std::vector<std::string> cells;
+  cells.reserve(space.size());
   for (const Parameter& parameter : space) {
     cells.push_back(parameter.name == value.param ? std::to_string(value.value) : "*");
   }
