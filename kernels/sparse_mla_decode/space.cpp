@@ -117,12 +117,19 @@ std::string tile_division_mismatch(const KernelConfig& config) {
   return {};
 }
 
+// Two reasons structure_mismatch and value_mismatch share.
+constexpr const char* kFp8MmaOnBf16 =
+    "e4m3 MMA (mma_path 2) needs the fp8_ds_mla cache; bf16 KV runs bf16 MMA";
+std::string kv_unpack_mismatch(int kv_unpack) {
+  return "kv_unpack " + std::to_string(kv_unpack) +
+         " (bitwise e4m3 unpack) makes f16 fragments of the fp8_ds_mla cache on mma_path 1";
+}
+
 // What the kernels cannot do.
 std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
   const std::string path = "mma_path " + std::to_string(config.mma_path);
   if (config.kv_unpack != 0 && (config.mma_path != 1 || kv_format != KvFormat::fp8_ds_mla)) {
-    return "kv_unpack " + std::to_string(config.kv_unpack) +
-           " (bitwise e4m3 unpack) makes f16 fragments of the fp8_ds_mla cache on mma_path 1";
+    return kv_unpack_mismatch(config.kv_unpack);
   }
   if (std::string reason = tile_division_mismatch(config); !reason.empty()) return reason;
   if (config.mma_path == 0) {
@@ -143,7 +150,7 @@ std::string structure_mismatch(const KernelConfig& config, KvFormat kv_format) {
     return {};
   }
   if (config.mma_path == 2 && kv_format == KvFormat::bf16) {
-    return "e4m3 MMA (mma_path 2) needs the fp8_ds_mla cache; bf16 KV runs bf16 MMA";
+    return kFp8MmaOnBf16;
   }
   if (config.mma_path == 2 && config.block_t < 32) {
     return "e4m3 MMA takes 32 tokens per k-step: BLOCK_T >= 32";
@@ -178,11 +185,10 @@ std::string value_mismatch(std::string_view param, int value, const Shape& shape
   if (shape.kv_format != KvFormat::bf16) return {};
   // The bf16 cache rules out two values whatever the rest of the config (structure_mismatch).
   if (param == "mma_path" && value == 2) {
-    return "e4m3 MMA (mma_path 2) needs the fp8_ds_mla cache; bf16 KV runs bf16 MMA";
+    return kFp8MmaOnBf16;
   }
   if (param == "kv_unpack" && value != 0) {
-    return "kv_unpack " + std::to_string(value) +
-           " (bitwise e4m3 unpack) makes f16 fragments of the fp8_ds_mla cache on mma_path 1";
+    return kv_unpack_mismatch(value);
   }
   return {};
 }
