@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -27,9 +28,12 @@ namespace {
 
 constexpr std::size_t npos = std::string_view::npos;
 
-// 400 configs of the sparse MLA family with every fate; the compiled ones carry figures.
+// 400 configs of the sparse MLA family with every fate (the compiled ones carry figures), and two
+// values the shape rules out, one row each.
 tuner::PlanResult hand_made_plan() {
   tuner::PlanResult plan = tuner::test::hand_made_plan(400, 7);
+  plan.narrowed = {{"block_h", 32, "BLOCK_H 32 > 16 local heads", 393660},
+                   {"block_h", 64, "BLOCK_H 64 > 16 local heads", 393660}};
   for (std::size_t index = 0; index < plan.rows.size(); ++index) {
     tuner::PlanRow& row = plan.rows[index];
     if (row.fate == tuner::Fate::pruned_shape || row.fate == tuner::Fate::pruned_budget) continue;
@@ -41,13 +45,14 @@ tuner::PlanResult hand_made_plan() {
 }
 
 // Every plan row as the store keeps it, in a fixed order.
-using Row = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+using Row =
+    std::tuple<std::string, std::string, std::string, std::string, std::string, std::int64_t>;
 std::vector<Row> stored_rows(const tuner::db::Store& store) {
   std::vector<Row> rows;
   for (const tuner::db::TrialRecord& trial : store.trials()) {
     rows.emplace_back(trial.params_json, std::string(tuner::db::to_string(trial.fate)),
                       trial.reason, trial.compile_key.value_or("-"),
-                      std::to_string(trial.ptxas_regs.value_or(-1)));
+                      std::to_string(trial.ptxas_regs.value_or(-1)), trial.members.value_or(1));
   }
   std::sort(rows.begin(), rows.end());
   return rows;
@@ -83,13 +88,17 @@ TEST_CASE("plan record in two parts: the store holds what record_plan writes") {
   std::vector<bool> decided(plan.rows.size());
   for (std::size_t i = 0; i < decided.size(); ++i) decided[i] = !plan.rows[i].compiled;
   tuner::EarlyPlanRows early = tuner::record_decided_rows(parts, run, plan, decided, family);
-  CHECK(parts.count_trials() == std::count(decided.begin(), decided.end(), true));
+  // The narrowed values are decided before any compile too.
+  CHECK(parts.count_trials() == 2 + std::count(decided.begin(), decided.end(), true));
   CHECK(early.keys.size() == static_cast<std::size_t>(parts.count_trials()));
   CHECK_FALSE(tuner::plan_never_recorded(parts, request));
   tuner::finish_plan_record(parts, run, plan, family, std::move(early));
 
-  CHECK(parts.count_trials() == 400);
+  CHECK(parts.count_trials() == 402);
   CHECK(stored_rows(parts) == stored_rows(whole));
+  const std::vector<Row> rows = stored_rows(whole);
+  CHECK(std::count_if(rows.begin(), rows.end(),
+                      [](const Row& row) { return std::get<5>(row) == 393660; }) == 2);
   for (const char* sql : {"SELECT digest || fates FROM plan_digests",
                           "SELECT digest || fates || budget_arch FROM plan_run_digests"}) {
     CAPTURE(sql);
@@ -102,7 +111,7 @@ TEST_CASE("plan record in two parts: the store holds what record_plan writes") {
   }
   // A rerun finds the plan held by this run and writes nothing.
   CHECK(tuner::record_plan_unless_held(parts, begin(parts), plan, family) == run);
-  CHECK(parts.count_trials() == 400);
+  CHECK(parts.count_trials() == 402);
 }
 
 TEST_CASE("while_compiling sees the final fates of the rows it is told are decided") {
