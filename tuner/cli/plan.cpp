@@ -85,47 +85,42 @@ const char* verdict_name(AuditVerdict verdict) {
   return "agrees";
 }
 
-// A value the shape rules out alone: one row standing for its members (params: that value only).
-nlohmann::json narrowed_json(const PlanResult& result, const NarrowedValue& value) {
-  nlohmann::json object = {{"family", result.family},
-                           {"params", {{value.param, value.value}}},
-                           {"fate", std::string(to_string(Fate::pruned_shape))},
-                           {"reason", value.reason}};
-  for (const char* figure :
-       {"est_smem_bytes", "est_regs", "ptxas_regs", "ptxas_spill_bytes", "ptxas_static_smem_bytes",
-        "blocks_per_sm", "occupancy_limiter", "compile_ms", "cached"}) {
-    object[figure] = nullptr;  // decided before any budget
-  }
-  object["members"] = value.members;
-  if (result.audited) object["audit"] = verdict_name(AuditVerdict::none);
+// One JSON row: a config (or a narrowed value: its one parameter, no figures, its members).
+nlohmann::json row_json(const PlanResult& result, nlohmann::json params, Fate fate,
+                        const std::string& reason, const RowFigures& figures, long long members,
+                        AuditVerdict audit) {
+  nlohmann::json object = {
+      {"family", result.family},
+      {"params", std::move(params)},
+      {"fate", std::string(to_string(fate))},
+      {"reason", reason},
+      {"est_smem_bytes", or_null(figures.est_smem_bytes)},
+      {"est_regs", or_null(figures.est_regs)},
+      {"ptxas_regs", or_null(figures.ptxas_regs)},
+      {"ptxas_spill_bytes", or_null(figures.ptxas_spill_bytes)},
+      {"ptxas_static_smem_bytes", or_null(figures.ptxas_static_smem)},
+      {"blocks_per_sm", or_null(figures.blocks_per_sm)},
+      {"occupancy_limiter", or_null(figures.occupancy_limiter)},
+      {"compile_ms", or_null(figures.compile_ms)},
+      {"cached", or_null(figures.cached)},
+      {"members", members},
+  };
+  if (result.audited) object["audit"] = verdict_name(audit);
   return object;
 }
 
 nlohmann::json to_json_rows(const PlanResult& result) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const NarrowedValue& value : result.narrowed) rows.push_back(narrowed_json(result, value));
+  for (const NarrowedValue& value : result.narrowed) {
+    // Decided before any budget: no figures.
+    rows.push_back(row_json(result, {{value.param, value.value}}, Fate::pruned_shape, value.reason,
+                            RowFigures{}, value.members, AuditVerdict::none));
+  }
   for (const PlanRow& row : result.rows) {
-    const RowFigures figures = figures_of(row);
     nlohmann::json params = nlohmann::json::object();
     for (const auto& [name, value] : row.config.values) params[name] = value;
-    nlohmann::json object = {
-        {"family", result.family},
-        {"params", params},
-        {"fate", std::string(to_string(row.fate))},
-        {"reason", row.reason},
-        {"est_smem_bytes", or_null(figures.est_smem_bytes)},
-        {"est_regs", or_null(figures.est_regs)},
-        {"ptxas_regs", or_null(figures.ptxas_regs)},
-        {"ptxas_spill_bytes", or_null(figures.ptxas_spill_bytes)},
-        {"ptxas_static_smem_bytes", or_null(figures.ptxas_static_smem)},
-        {"blocks_per_sm", or_null(figures.blocks_per_sm)},
-        {"occupancy_limiter", or_null(figures.occupancy_limiter)},
-        {"compile_ms", or_null(figures.compile_ms)},
-        {"cached", or_null(figures.cached)},
-        {"members", 1},
-    };
-    if (result.audited) object["audit"] = verdict_name(row.audit);
-    rows.push_back(std::move(object));
+    rows.push_back(
+        row_json(result, std::move(params), row.fate, row.reason, figures_of(row), 1, row.audit));
   }
   return rows;
 }
