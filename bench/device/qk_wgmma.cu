@@ -114,9 +114,8 @@ __device__ void load_inputs(unsigned char* smem, const Inputs* in) {
   __syncthreads();
 }
 
-// MODE 1 (FULL): tiles of wgmma_tile.cuh's tile, then (check != nullptr) the normalised output
-// rows [16][512] and lse [16]; 0: its scores only, 2: the scores with two scale groups' MMAs
-// interleaved (PAIRED), then (check) one tile's scores [64][16].
+// MODE 1: tiles of wgmma_tile.cuh's tile, then (check != nullptr) the normalised output rows
+// [16][512] and lse [16]; MODE 0: its scores only, then (check) one tile's scores [64][16].
 template <int MODE>
 __global__ void __launch_bounds__(128, 2)
     wgmma_kernel(const Inputs* in, float scale_log2, float* check, int tiles, float* out) {
@@ -139,8 +138,8 @@ __global__ void __launch_bounds__(128, 2)
       smla_wgmma::tile<4>(kLayout, smem, ring, tokens, q_scale, scale_log2, stats, acc);
     } else {
       float4 token_scale[2];
-      smla_wgmma::scores<MODE == 2>(ring, 656, smem + kLayout.q_offset, q_scale, tokens, scale_log2,
-                                    s, token_scale);
+      smla_wgmma::scores(ring, 656, smem + kLayout.q_offset, q_scale, tokens, scale_log2, s,
+                         token_scale);
       for (int j = 0; j < 8; ++j) checksum += s[j];
     }
   }
@@ -282,10 +281,7 @@ int main() {
       cycles_per_tile(wgmma_kernel<0>, ctas, tiles, out, inputs, 0.01f, (float*)nullptr);
   const double wgmma_tile =
       cycles_per_tile(wgmma_kernel<1>, ctas, tiles, out, inputs, 0.01f, (float*)nullptr);
-  const double paired_qk =
-      cycles_per_tile(wgmma_kernel<2>, ctas, tiles, out, inputs, 0.01f, (float*)nullptr);
-  const double integer_error =
-      std::fmax(scores_error<0>(integer, out), scores_error<2>(integer, out));
+  const double integer_error = scores_error<0>(integer, out);
   const double random_error = scores_error<0>(random, out);
   std::printf(
       "wgmma_qk scores vs fp64, max |error| / max |score|: integer inputs %.3g (exact "
@@ -296,8 +292,6 @@ int main() {
   std::printf("| current_qk | %.0f | %.2f |\n", current_qk, current_qk / current_tile);
   std::printf("| current_tile | %.0f | 1.00 |\n", current_tile);
   std::printf("| wgmma_qk | %.0f | %.2f |\n", wgmma_qk, wgmma_qk / current_tile);
-  std::printf("| wgmma_qk, two groups interleaved | %.0f | %.2f |\n", paired_qk,
-              paired_qk / current_tile);
   std::printf("| wgmma_tile%s | %.0f | %.2f |\n", correct ? "" : " (WRONG)", wgmma_tile,
               wgmma_tile / current_tile);
   return correct ? 0 : 1;

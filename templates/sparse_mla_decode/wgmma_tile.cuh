@@ -9,7 +9,9 @@
 //    rope dims by bf16 MMA (m64n16k16).
 // The result is S transposed (rows: tokens, columns: heads), so the softmax runs in that frame
 // (stats per head in TransposedStats) and P goes to the probs slab through a transposing matrix
-// store; P.V is token_softmax.cuh's (pv_from_probs). Measured by bench/device/qk_wgmma.cu.
+// store; P.V is token_softmax.cuh's (pv_from_probs). Not a kernel path: bench/device/qk_wgmma.cu
+// measures it against the production tile (BENCHMARKS.md section 7, thirtieth session: the scores
+// 34 % faster, the tile 4 %, at 210 registers), and a kernel would need sm_90a NVRTC targets.
 #include "common/wgmma.cuh"
 #include "sparse_mla_decode/token_softmax.cuh"
 
@@ -63,9 +65,9 @@ __device__ __forceinline__ void load_q_scales(const unsigned char* q, float (&q_
 
 // The tile's unscaled dot products: per scale group, 4 k-steps of [value; residual] products
 // (columns 0-15 and 16-31 of acc[group]); the rope's in rope. A group's fragments load into one
-// of two register buffers while the previous group's MMAs run; PAIRED: two groups' MMAs
-// interleaved (no two consecutive MMAs on one accumulator), the next pair after they complete.
-template <bool PAIRED>
+// of two register buffers while the previous group's MMAs run. (Two groups' MMAs interleaved, so
+// that no two consecutive MMAs share an accumulator, took as long: BENCHMARKS.md section 7,
+// thirtieth session.)
 __device__ __forceinline__ void dot_products(const unsigned char* ring, int row_stride,
                                              const unsigned char* q, float (&acc)[4][16],
                                              float (&rope)[8]) {
@@ -77,28 +79,8 @@ __device__ __forceinline__ void dot_products(const unsigned char* ring, int row_
   const unsigned long long rope_desc =
       wgmma::descriptor(q + WgmmaQ::kRopeOffset, smla::kMmaM * 16, 128);
   unsigned a[2][4][4];
-  if constexpr (PAIRED) {
 #pragma unroll
-    for (int pair = 0; pair < 2; ++pair) {
-      if (pair == 1) wgmma::wait<0>();
-#pragma unroll
-      for (int step = 0; step < 8; ++step) {
-        ptx::ldmatrix_x4(a[step / 4][step % 4], rows + ((2 * pair + step / 4) * 4 + step % 4) * 32);
-      }
-      wgmma::fence();
-#pragma unroll
-      for (int step = 0; step < 8; ++step) {  // groups 2 pair, 2 pair + 1 alternately
-        const int group = 2 * pair + step % 2;
-        const int chunk = (group * 4 + step / 2) * 2;
-        wgmma::mma_e4m3_n32(acc[group], a[step % 2][step / 2], q_desc + chunk * WgmmaQ::kRows,
-                            step / 2);
-      }
-      wgmma::commit();
-    }
-    wgmma::wait<0>();
-  }
-#pragma unroll
-  for (int group = 0; group < (PAIRED ? 0 : 4); ++group) {
+  for (int group = 0; group < 4; ++group) {
     if (group >= 2) wgmma::wait<1>();  // group - 2 done: its buffer is free
 #pragma unroll
     for (int step = 0; step < 4; ++step) {
@@ -112,7 +94,7 @@ __device__ __forceinline__ void dot_products(const unsigned char* ring, int row_
     }
     wgmma::commit();
   }
-  if (!PAIRED) wgmma::wait<1>();
+  wgmma::wait<1>();
 #pragma unroll
   for (int step = 0; step < 4; ++step) {
     ptx::ldmatrix_x4(a[0][step], rows + smla::kFp8RopeOffset + step * 32);
@@ -128,14 +110,13 @@ __device__ __forceinline__ void dot_products(const unsigned char* ring, int row_
 
 // Scores in log2 units (x scale_log2; -inf for masked tokens) of this thread's elements, and the
 // group scales of its two tokens (the K and V scales: one per token and group).
-template <bool PAIRED = false>
 __device__ __forceinline__ void scores(const unsigned char* ring, int row_stride,
                                        const unsigned char* q, const float (&q_scale)[4][4],
                                        const int* tokens, float scale_log2, float (&s)[8],
                                        float4 (&token_scale)[2]) {
   float acc[4][16];
   float rope[8];
-  dot_products<PAIRED>(ring, row_stride, q, acc, rope);
+  dot_products(ring, row_stride, q, acc, rope);
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int token = token_of_half(half);
