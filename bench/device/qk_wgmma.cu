@@ -22,7 +22,7 @@
 
 #include "qk_wgmma_inputs.h"
 #include "sparse_mla_decode/pipelined_output.cuh"
-#include "sparse_mla_decode/wgmma_tile.cuh"
+#include "sparse_mla_decode/wgmma_overlap.cuh"
 
 namespace {
 
@@ -78,19 +78,23 @@ __global__ void __launch_bounds__(128, 2) current_kernel(int tiles, float* out) 
 }
 
 // The inputs into the production layout: both ring stages' rows (nope, scales, rope: 656 bytes),
-// valid token ids, and q in wgmma_tile.cuh's form (WgmmaQ) in the q rows' place.
+// valid token ids, and q in wgmma_tile.cuh's form (WgmmaQ) in the q rows' place. CHUNKED: the
+// stages chunk-major and q as OverlapQ (wgmma_overlap.cuh).
+template <bool CHUNKED>
 __device__ void load_inputs(unsigned char* smem, const Inputs* in) {
   constexpr smla::SmemLayout kLayout = bench_layout();
   using smla_wgmma::WgmmaQ;
   for (int i = threadIdx.x; i < 2 * kTokens * 41; i += blockDim.x) {
-    const int row = (i / 41) % kTokens;
-    const int chunk = i % 41;
+    const int stage = i / (kTokens * 41);
+    const int row = CHUNKED ? i % kTokens : (i / 41) % kTokens;
+    const int chunk = CHUNKED ? (i / kTokens) % 41 : i % 41;
     const unsigned char* src =
         chunk < 32   ? &in->nope[row][chunk * 16]
         : chunk < 33 ? reinterpret_cast<const unsigned char*>(in->k_scale[row])
                      : reinterpret_cast<const unsigned char*>(in->rope[row]) + (chunk - 33) * 16;
-    *reinterpret_cast<uint4*>(smem + kLayout.ring_offset + (i / 41) * 656 + chunk * 16) =
-        *reinterpret_cast<const uint4*>(src);
+    const int offset = CHUNKED ? chunk * kTokens * 16 + row * 16 : row * 656 + chunk * 16;
+    *reinterpret_cast<uint4*>(smem + kLayout.ring_offset + stage * kLayout.ring_stage_bytes +
+                              offset) = *reinterpret_cast<const uint4*>(src);
   }
   for (int i = threadIdx.x; i < 2 * kTokens; i += blockDim.x) {
     reinterpret_cast<int*>(smem + kLayout.token_offset)[i] = i % kTokens;
@@ -101,7 +105,9 @@ __device__ void load_inputs(unsigned char* smem, const Inputs* in) {
     const int chunk = i / WgmmaQ::kRows;
     const unsigned char* src =
         row < kHeads ? &in->q_hi[row][chunk * 16] : &in->q_lo[row - kHeads][chunk * 16];
-    reinterpret_cast<uint4*>(q)[i] = *reinterpret_cast<const uint4*>(src);
+    // OverlapQ: values [chunk][head], then residuals [chunk][head]
+    const int index = CHUNKED ? (row / kHeads) * 32 * kHeads + chunk * kHeads + row % kHeads : i;
+    reinterpret_cast<uint4*>(q)[index] = *reinterpret_cast<const uint4*>(src);
   }
   for (int i = threadIdx.x; i < 8 * kHeads; i += blockDim.x) {
     reinterpret_cast<uint4*>(q + WgmmaQ::kRopeOffset)[i] =
@@ -114,14 +120,45 @@ __device__ void load_inputs(unsigned char* smem, const Inputs* in) {
   __syncthreads();
 }
 
-// MODE 1: tiles of wgmma_tile.cuh's tile, then (check != nullptr) the normalised output rows
-// [16][512] and lse [16]; MODE 0: its scores only, then (check) one tile's scores [64][16].
+// `tiles` tiles the overlapped way: the first tile's scores, then each tile's softmax and P.V with
+// the next one's score MMAs in flight.
+__device__ void overlapped_tiles(unsigned char* smem, const float (&q_scale)[4][4],
+                                 float scale_log2, int tiles, smla_wgmma::TransposedStats& stats,
+                                 smla_pipe::Accumulator<16, 4>& acc) {
+  constexpr smla::SmemLayout kLayout = bench_layout();
+  auto stage = [&](int tile) {
+    return smem + kLayout.ring_offset + (tile & 1) * kLayout.ring_stage_bytes;
+  };
+  auto tokens = [&](int tile) {
+    return reinterpret_cast<const int*>(smem + kLayout.token_offset) + (tile & 1) * 64;
+  };
+  float s[8];
+  float4 token_scale[2];
+  {
+    float scores_acc[4][8];
+    float rope[8];
+    smla_wgmma::issue_scores(stage(0), smem + kLayout.q_offset, scores_acc, rope);
+    wgmma::wait<0>();
+    smla_wgmma::finish_scores(stage(0), q_scale, tokens(0), scale_log2, scores_acc, rope, s,
+                              token_scale);
+  }
+  for (int tile = 0; tile + 1 < tiles; ++tile) {
+    smla_wgmma::overlapped_tile<true>(kLayout, smem, stage(tile), stage(tile + 1), tokens(tile + 1),
+                                      q_scale, scale_log2, s, token_scale, stats, acc);
+  }
+  smla_wgmma::overlapped_tile<false>(kLayout, smem, stage(tiles - 1), nullptr, nullptr, q_scale,
+                                     scale_log2, s, token_scale, stats, acc);
+}
+
+// MODE 1: tiles of wgmma_tile.cuh's tile, MODE 2: of wgmma_overlap.cuh's overlapped tiles, then
+// (check != nullptr) the normalised output rows [16][512] and lse [16]; MODE 0: wgmma_tile.cuh's
+// scores only, then (check) one tile's scores [64][16].
 template <int MODE>
 __global__ void __launch_bounds__(128, 2)
     wgmma_kernel(const Inputs* in, float scale_log2, float* check, int tiles, float* out) {
   constexpr smla::SmemLayout kLayout = bench_layout();
   extern __shared__ __align__(128) unsigned char smem[];
-  load_inputs(smem, in);
+  load_inputs<MODE == 2>(smem, in);
   float q_scale[4][4];
   smla_wgmma::load_q_scales(smem + kLayout.q_offset, q_scale);
   smla_pipe::Accumulator<16, 4> acc;
@@ -131,7 +168,8 @@ __global__ void __launch_bounds__(128, 2)
   float checksum = 0.f;
   float s[8];
   const long long start = clock64();
-  for (int tile = 0; tile < tiles; ++tile) {
+  if constexpr (MODE == 2) overlapped_tiles(smem, q_scale, scale_log2, tiles, stats, acc);
+  for (int tile = 0; tile < (MODE == 2 ? 0 : tiles); ++tile) {
     const unsigned char* ring = smem + kLayout.ring_offset + (tile & 1) * kLayout.ring_stage_bytes;
     const int* tokens = reinterpret_cast<const int*>(smem + kLayout.token_offset) + (tile & 1) * 64;
     if constexpr (MODE == 1) {
@@ -148,7 +186,7 @@ __global__ void __launch_bounds__(128, 2)
   out[blockIdx.x * blockDim.x + threadIdx.x] = checksum;
   if (threadIdx.x == 0) out[gridDim.x * blockDim.x + blockIdx.x] = static_cast<float>(cycles);
   if (check == nullptr || blockIdx.x != 0) return;
-  if constexpr (MODE == 1) {
+  if constexpr (MODE != 0) {
     smla_wgmma::gather_row_sums<4>(kLayout, smem, stats, acc);
     smla_pipe::for_each_output<16, 4, smla::kFp8DsMla>(
         acc, kHeads, 1.f,
@@ -193,16 +231,17 @@ double cycles_per_tile(Kernel kernel, int ctas, int tiles, float* out, Args... a
   return total / ctas / tiles;
 }
 
-// One CTA, one tile of `kernel` on `host`'s inputs: what it wrote to check.
+// One CTA, `tiles` tiles (both stages hold the same one) of `kernel` on `host`'s inputs: what it
+// wrote to check.
 template <typename Kernel>
 std::vector<float> one_tile(Kernel kernel, const Inputs& host, float scale_log2, size_t count,
-                            float* out) {
+                            float* out, int tiles = 1) {
   Inputs* inputs = nullptr;
   float* check = nullptr;
   CHECK(cudaMalloc(&inputs, sizeof(Inputs)));
   CHECK(cudaMalloc(&check, count * 4));
   CHECK(cudaMemcpy(inputs, &host, sizeof(Inputs), cudaMemcpyHostToDevice));
-  kernel<<<1, 128, kHostLayout.total_bytes>>>(inputs, scale_log2, check, 1, out);
+  kernel<<<1, 128, kHostLayout.total_bytes>>>(inputs, scale_log2, check, tiles, out);
   CHECK(cudaDeviceSynchronize());
   std::vector<float> got(count);
   CHECK(cudaMemcpy(got.data(), check, count * 4, cudaMemcpyDeviceToHost));
@@ -227,7 +266,9 @@ double scores_error(const Inputs& host, float* out) {
   return worst / largest;
 }
 
-// wgmma_tile's output after one tile against fp64 attention, the family's two measures.
+// The output after two tiles (both stages hold the same tile: the same output, lse + ln 2)
+// against fp64 attention, the family's two measures.
+template <int MODE>
 bool tile_correct(const Inputs& host, float* out) {
   double largest = 0;
   for (int t = 0; t < kTokens; ++t) {
@@ -236,13 +277,13 @@ bool tile_correct(const Inputs& host, float* out) {
   }
   const double scale_log2 = 8.0 / largest;  // a spread of 8 in log2 units over the tile
   const std::vector<float> got =
-      one_tile(wgmma_kernel<1>, host, static_cast<float>(scale_log2), kHeads * 513, out);
+      one_tile(wgmma_kernel<MODE>, host, static_cast<float>(scale_log2), kHeads * 513, out, 2);
   double error = 0;
   double norm = 0;
   double lse_error = 0;
   for (int h = 0; h < kHeads; ++h) {
     double want[512];
-    const double lse = qk_bench::attention(host, h, scale_log2, want);
+    const double lse = qk_bench::attention(host, h, scale_log2, want) + std::log(2.0);
     for (int d = 0; d < 512; ++d) {
       error += (got[h * 512 + d] - want[d]) * (got[h * 512 + d] - want[d]);
       norm += want[d] * want[d];
@@ -251,9 +292,9 @@ bool tile_correct(const Inputs& host, float* out) {
   }
   const double relative = std::sqrt(error / norm);
   std::printf(
-      "wgmma_tile after one tile vs fp64: |out - ref| / |ref| %.3g (< 1e-2), lse relative "
-      "%.3g (< 1e-3)\n",
-      relative, lse_error);
+      "%s after two tiles vs fp64: |out - ref| / |ref| %.3g (< 1e-2), lse relative %.3g "
+      "(< 1e-3)\n",
+      MODE == 1 ? "wgmma_tile" : "wgmma_overlap", relative, lse_error);
   return relative < 1e-2 && lse_error < 1e-3;
 }
 
@@ -281,18 +322,24 @@ int main() {
       cycles_per_tile(wgmma_kernel<0>, ctas, tiles, out, inputs, 0.01f, (float*)nullptr);
   const double wgmma_tile =
       cycles_per_tile(wgmma_kernel<1>, ctas, tiles, out, inputs, 0.01f, (float*)nullptr);
+  const double wgmma_overlap =
+      cycles_per_tile(wgmma_kernel<2>, ctas, tiles, out, inputs, 0.01f, (float*)nullptr);
   const double integer_error = scores_error<0>(integer, out);
   const double random_error = scores_error<0>(random, out);
   std::printf(
       "wgmma_qk scores vs fp64, max |error| / max |score|: integer inputs %.3g (exact "
       "sums: must be 0), random e4m3 inputs %.3g\n",
       integer_error, random_error);
-  const bool correct = integer_error == 0 && tile_correct(random, out);
+  const bool tile_ok = tile_correct<1>(random, out);
+  const bool overlap_ok = tile_correct<2>(random, out);
+  const bool correct = integer_error == 0 && tile_ok && overlap_ok;
   std::printf("\n| path | cycles a tile a CTA | / current_tile |\n|---|---:|---:|\n");
   std::printf("| current_qk | %.0f | %.2f |\n", current_qk, current_qk / current_tile);
   std::printf("| current_tile | %.0f | 1.00 |\n", current_tile);
   std::printf("| wgmma_qk | %.0f | %.2f |\n", wgmma_qk, wgmma_qk / current_tile);
-  std::printf("| wgmma_tile%s | %.0f | %.2f |\n", correct ? "" : " (WRONG)", wgmma_tile,
+  std::printf("| wgmma_tile%s | %.0f | %.2f |\n", tile_ok ? "" : " (WRONG)", wgmma_tile,
               wgmma_tile / current_tile);
+  std::printf("| wgmma_overlap%s | %.0f | %.2f |\n", overlap_ok ? "" : " (WRONG)", wgmma_overlap,
+              wgmma_overlap / current_tile);
   return correct ? 0 : 1;
 }
