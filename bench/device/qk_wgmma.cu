@@ -5,7 +5,7 @@
 //                 the 656-byte rows, e4m3 -> f16 by F2FP, m16n8k16 f16 MMA, rope by bf16 MMA;
 //                 pipelined_qk.cuh's score_totals + mask_and_scale, called as the kernel does);
 //   current_tile  the production consumer tile (token_softmax.cuh's token_softmax_tile);
-//   wgmma_qk      the scores by warpgroup MMA (sparse_mla_decode/wgmma_tile.cuh's scores, sm_90a):
+//   wgmma_qk      the scores by warpgroup MMA (bench/device/wgmma_tile.cuh's scores, sm_90a):
 //                 K e4m3 straight from the ring rows as register fragments, q as e4m3 value +
 //                 residual stacked into one m64n32k32 B, rope by m64n16k16 bf16;
 //   wgmma_tile    the whole tile around it (wgmma_tile.cuh's tile: the softmax in the scores'
@@ -22,7 +22,7 @@
 
 #include "qk_wgmma_inputs.h"
 #include "sparse_mla_decode/pipelined_output.cuh"
-#include "sparse_mla_decode/wgmma_overlap.cuh"
+#include "wgmma_tile.cuh"
 
 namespace {
 
@@ -78,23 +78,20 @@ __global__ void __launch_bounds__(128, 2) current_kernel(int tiles, float* out) 
 }
 
 // The inputs into the production layout: both ring stages' rows (nope, scales, rope: 656 bytes),
-// valid token ids, and q in wgmma_tile.cuh's form (WgmmaQ) in the q rows' place. CHUNKED: the
-// stages chunk-major and q as OverlapQ (wgmma_overlap.cuh).
-template <bool CHUNKED>
+// valid token ids, and q in wgmma_tile.cuh's form (WgmmaQ) in the q rows' place.
 __device__ void load_inputs(unsigned char* smem, const Inputs* in) {
   constexpr smla::SmemLayout kLayout = bench_layout();
   using smla_wgmma::WgmmaQ;
   for (int i = threadIdx.x; i < 2 * kTokens * 41; i += blockDim.x) {
     const int stage = i / (kTokens * 41);
-    const int row = CHUNKED ? i % kTokens : (i / 41) % kTokens;
-    const int chunk = CHUNKED ? (i / kTokens) % 41 : i % 41;
+    const int row = (i / 41) % kTokens;
+    const int chunk = i % 41;
     const unsigned char* src =
         chunk < 32   ? &in->nope[row][chunk * 16]
         : chunk < 33 ? reinterpret_cast<const unsigned char*>(in->k_scale[row])
                      : reinterpret_cast<const unsigned char*>(in->rope[row]) + (chunk - 33) * 16;
-    const int offset = CHUNKED ? chunk * kTokens * 16 + row * 16 : row * 656 + chunk * 16;
     *reinterpret_cast<uint4*>(smem + kLayout.ring_offset + stage * kLayout.ring_stage_bytes +
-                              offset) = *reinterpret_cast<const uint4*>(src);
+                              row * 656 + chunk * 16) = *reinterpret_cast<const uint4*>(src);
   }
   for (int i = threadIdx.x; i < 2 * kTokens; i += blockDim.x) {
     reinterpret_cast<int*>(smem + kLayout.token_offset)[i] = i % kTokens;
@@ -105,9 +102,7 @@ __device__ void load_inputs(unsigned char* smem, const Inputs* in) {
     const int chunk = i / WgmmaQ::kRows;
     const unsigned char* src =
         row < kHeads ? &in->q_hi[row][chunk * 16] : &in->q_lo[row - kHeads][chunk * 16];
-    // OverlapQ: values [chunk][head], then residuals [chunk][head]
-    const int index = CHUNKED ? (row / kHeads) * 32 * kHeads + chunk * kHeads + row % kHeads : i;
-    reinterpret_cast<uint4*>(q)[index] = *reinterpret_cast<const uint4*>(src);
+    reinterpret_cast<uint4*>(q)[i] = *reinterpret_cast<const uint4*>(src);
   }
   for (int i = threadIdx.x; i < 8 * kHeads; i += blockDim.x) {
     reinterpret_cast<uint4*>(q + WgmmaQ::kRopeOffset)[i] =
@@ -120,45 +115,14 @@ __device__ void load_inputs(unsigned char* smem, const Inputs* in) {
   __syncthreads();
 }
 
-// `tiles` tiles the overlapped way: the first tile's scores, then each tile's softmax and P.V with
-// the next one's score MMAs in flight.
-__device__ void overlapped_tiles(unsigned char* smem, const float (&q_scale)[4][4],
-                                 float scale_log2, int tiles, smla_wgmma::TransposedStats& stats,
-                                 smla_pipe::Accumulator<16, 4>& acc) {
-  constexpr smla::SmemLayout kLayout = bench_layout();
-  auto stage = [&](int tile) {
-    return smem + kLayout.ring_offset + (tile & 1) * kLayout.ring_stage_bytes;
-  };
-  auto tokens = [&](int tile) {
-    return reinterpret_cast<const int*>(smem + kLayout.token_offset) + (tile & 1) * 64;
-  };
-  float s[8];
-  float4 token_scale[2];
-  {
-    float scores_acc[4][8];
-    float rope[8];
-    smla_wgmma::issue_scores(stage(0), smem + kLayout.q_offset, scores_acc, rope);
-    wgmma::wait<0>();
-    smla_wgmma::finish_scores(stage(0), q_scale, tokens(0), scale_log2, scores_acc, rope, s,
-                              token_scale);
-  }
-  for (int tile = 0; tile + 1 < tiles; ++tile) {
-    smla_wgmma::overlapped_tile<true>(kLayout, smem, stage(tile), stage(tile + 1), tokens(tile + 1),
-                                      q_scale, scale_log2, s, token_scale, stats, acc);
-  }
-  smla_wgmma::overlapped_tile<false>(kLayout, smem, stage(tiles - 1), nullptr, nullptr, q_scale,
-                                     scale_log2, s, token_scale, stats, acc);
-}
-
-// MODE 1: tiles of wgmma_tile.cuh's tile, MODE 2: of wgmma_overlap.cuh's overlapped tiles, then
-// (check != nullptr) the normalised output rows [16][512] and lse [16]; MODE 0: wgmma_tile.cuh's
-// scores only, then (check) one tile's scores [64][16].
+// MODE 1: tiles of wgmma_tile.cuh's tile, then (check != nullptr) the normalised output rows
+// [16][512] and lse [16]; MODE 0: its scores only, then (check) one tile's scores [64][16].
 template <int MODE>
 __global__ void __launch_bounds__(128, 2)
     wgmma_kernel(const Inputs* in, float scale_log2, float* check, int tiles, float* out) {
   constexpr smla::SmemLayout kLayout = bench_layout();
   extern __shared__ __align__(128) unsigned char smem[];
-  load_inputs<MODE == 2>(smem, in);
+  load_inputs(smem, in);
   float q_scale[4][4];
   smla_wgmma::load_q_scales(smem + kLayout.q_offset, q_scale);
   smla_pipe::Accumulator<16, 4> acc;
@@ -168,8 +132,7 @@ __global__ void __launch_bounds__(128, 2)
   float checksum = 0.f;
   float s[8];
   const long long start = clock64();
-  if constexpr (MODE == 2) overlapped_tiles(smem, q_scale, scale_log2, tiles, stats, acc);
-  for (int tile = 0; tile < (MODE == 2 ? 0 : tiles); ++tile) {
+  for (int tile = 0; tile < tiles; ++tile) {
     const unsigned char* ring = smem + kLayout.ring_offset + (tile & 1) * kLayout.ring_stage_bytes;
     const int* tokens = reinterpret_cast<const int*>(smem + kLayout.token_offset) + (tile & 1) * 64;
     if constexpr (MODE == 1) {
@@ -186,7 +149,7 @@ __global__ void __launch_bounds__(128, 2)
   out[blockIdx.x * blockDim.x + threadIdx.x] = checksum;
   if (threadIdx.x == 0) out[gridDim.x * blockDim.x + blockIdx.x] = static_cast<float>(cycles);
   if (check == nullptr || blockIdx.x != 0) return;
-  if constexpr (MODE != 0) {
+  if constexpr (MODE == 1) {
     smla_wgmma::gather_row_sums<4>(kLayout, smem, stats, acc);
     smla_pipe::for_each_output<16, 4, smla::kFp8DsMla>(
         acc, kHeads, 1.f,
@@ -294,7 +257,7 @@ bool tile_correct(const Inputs& host, float* out) {
   std::printf(
       "%s after two tiles vs fp64: |out - ref| / |ref| %.3g (< 1e-2), lse relative %.3g "
       "(< 1e-3)\n",
-      MODE == 1 ? "wgmma_tile" : "wgmma_overlap", relative, lse_error);
+      "wgmma_tile", relative, lse_error);
   return relative < 1e-2 && lse_error < 1e-3;
 }
 
@@ -322,8 +285,6 @@ int main() {
       cycles_per_tile(wgmma_kernel<0>, ctas, tiles, out, inputs, 0.01f, (float*)nullptr);
   const double wgmma_tile =
       cycles_per_tile(wgmma_kernel<1>, ctas, tiles, out, inputs, 0.01f, (float*)nullptr);
-  const double wgmma_overlap =
-      cycles_per_tile(wgmma_kernel<2>, ctas, tiles, out, inputs, 0.01f, (float*)nullptr);
   const double integer_error = scores_error<0>(integer, out);
   const double random_error = scores_error<0>(random, out);
   std::printf(
@@ -331,15 +292,12 @@ int main() {
       "sums: must be 0), random e4m3 inputs %.3g\n",
       integer_error, random_error);
   const bool tile_ok = tile_correct<1>(random, out);
-  const bool overlap_ok = tile_correct<2>(random, out);
-  const bool correct = integer_error == 0 && tile_ok && overlap_ok;
+  const bool correct = integer_error == 0 && tile_ok;
   std::printf("\n| path | cycles a tile a CTA | / current_tile |\n|---|---:|---:|\n");
   std::printf("| current_qk | %.0f | %.2f |\n", current_qk, current_qk / current_tile);
   std::printf("| current_tile | %.0f | 1.00 |\n", current_tile);
   std::printf("| wgmma_qk | %.0f | %.2f |\n", wgmma_qk, wgmma_qk / current_tile);
   std::printf("| wgmma_tile%s | %.0f | %.2f |\n", tile_ok ? "" : " (WRONG)", wgmma_tile,
               wgmma_tile / current_tile);
-  std::printf("| wgmma_overlap%s | %.0f | %.2f |\n", overlap_ok ? "" : " (WRONG)", wgmma_overlap,
-              wgmma_overlap / current_tile);
   return correct ? 0 : 1;
 }

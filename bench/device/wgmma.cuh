@@ -1,9 +1,9 @@
 #pragma once
 // Warpgroup MMA (wgmma, sm_90a only: compile with an arch-specific target) and the matrix store
-// that feeds its results back to shared memory. A warpgroup is 4 consecutive warps; every
-// wgmma.* here is executed by all 128 threads of it. Register operands of an MMA in flight must
-// not change until a wait covers it (ptxas serialises the MMAs, with a warning, where it cannot
-// prove that).
+// that feeds its results back to shared memory, for bench/device/qk_wgmma.cu. A warpgroup is 4
+// consecutive warps; every wgmma.* here is executed by all 128 threads of it. Register operands of
+// an MMA in flight must not change until a wait covers it (ptxas serialises the MMAs, with a
+// warning, where it cannot prove that).
 #include "common/ptx.cuh"
 
 namespace wgmma {
@@ -60,30 +60,6 @@ __device__ __forceinline__ void mma_bf16_n16(float (&d)[8], const unsigned (&a)[
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
         "+f"(d[7])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
-}
-
-// d (+)= A . B, m64n16k32, e4m3 x e4m3 -> fp32, both operands through descriptors (K-major).
-__device__ __forceinline__ void mma_e4m3_n16_ss(float (&d)[8], unsigned long long a,
-                                                unsigned long long b, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7])
-      : "l"(a), "l"(b), "r"(accumulate));
-}
-
-// d (+)= A . B, m64n16k16, bf16 x bf16 -> fp32, both operands through descriptors (K-major).
-__device__ __forceinline__ void mma_bf16_n16_ss(float (&d)[8], unsigned long long a,
-                                                unsigned long long b, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7])
-      : "l"(a), "l"(b), "r"(accumulate));
 }
 
 // Four 8x8 16-bit matrices from the mma accumulator layout (lane g, c: row g, columns 2c, 2c+1),

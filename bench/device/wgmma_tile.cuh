@@ -11,9 +11,9 @@
 // (stats per head in TransposedStats) and P goes to the probs slab through a transposing matrix
 // store; P.V is token_softmax.cuh's (pv_from_probs). Not a kernel path: bench/device/qk_wgmma.cu
 // measures it against the production tile (BENCHMARKS.md section 7, thirtieth session: the scores
-// 34 % faster, the tile 4 %, at 210 registers), and a kernel would need sm_90a NVRTC targets.
-#include "common/wgmma.cuh"
+// 34 % faster, the tile 4 %, at 210 registers); a kernel would also need sm_90a NVRTC targets.
 #include "sparse_mla_decode/token_softmax.cuh"
+#include "wgmma.cuh"
 
 namespace smla_wgmma {
 
