@@ -12,8 +12,8 @@
 //                 transposed frame, P stored transposed, token_softmax.cuh's P.V).
 // Checks, on the host in fp64: wgmma_qk's scores of integer inputs (exact sums: any error is a
 // layout error) and of random e4m3 inputs; wgmma_tile's output and lse after two tiles (both
-// stages hold the same one) against attention of the same inputs, with the family's tolerance (|out - ref| / |ref| < 1e-2, lse
-// relative < 1e-3). Exit status 1 if a check fails.
+// stages hold the same one) against attention of the same inputs, with the family's tolerance
+// (|out - ref| / |ref| < 1e-2, lse relative < 1e-3). Exit status 1 if a check fails.
 // Usage: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I templates -I bench/device
 //          bench/device/qk_wgmma.cu -o qk && ./qk
 #include <cstdio>
