@@ -36,29 +36,37 @@ __host__ __device__ constexpr smla::SmemLayout bench_layout() {
   return smla::smem_layout(64, 16, 4, 2, smla::kFp8DsMla, smla::kMmaRegF16, 2);
 }
 constexpr smla::SmemLayout kHostLayout = bench_layout();
+// The same with one ring stage: three CTAs an SM fit its shared memory (for the occupancy scan;
+// the timed loop reads whatever the stage holds).
+__host__ __device__ constexpr smla::SmemLayout one_stage_layout() {
+  return smla::smem_layout(64, 16, 4, 1, smla::kFp8DsMla, smla::kMmaRegF16, 2);
+}
 
 // The production kernel's shared memory with finite values (e4m3 0.25-0.9, f16 ~0.5, positive
 // fp32 and token ids): its timing does not depend on them.
-__device__ void fill_production(unsigned char* smem) {
-  constexpr smla::SmemLayout kLayout = bench_layout();
-  for (unsigned i = threadIdx.x; i < kLayout.total_bytes; i += blockDim.x) {
+__device__ void fill_production(unsigned char* smem, unsigned bytes) {
+  for (unsigned i = threadIdx.x; i < bytes; i += blockDim.x) {
     smem[i] = 0x30 + (i * 7u) % 16u;
   }
 }
 
-template <bool FULL>
-__global__ void __launch_bounds__(128, 2) current_kernel(int tiles, float* out) {
-  constexpr smla::SmemLayout kLayout = bench_layout();
+// CTAS: the launch bound's CTAs an SM; 3 take the one-stage layout.
+template <bool FULL, int CTAS = 2>
+__global__ void __launch_bounds__(128, CTAS) current_kernel(int tiles, float* out) {
+  constexpr smla::SmemLayout kLayout = CTAS == 3 ? one_stage_layout() : bench_layout();
+  constexpr int kStages = CTAS == 3 ? 1 : 2;
   extern __shared__ __align__(128) unsigned char smem[];
-  fill_production(smem);
+  fill_production(smem, kLayout.total_bytes);
   __syncthreads();
   smla_pipe::Accumulator<16, 4> acc;
   smla_pipe::clear(acc);
   float checksum = 0.f;
   const long long start = clock64();
   for (int tile = 0; tile < tiles; ++tile) {
-    const unsigned char* ring = smem + kLayout.ring_offset + (tile & 1) * kLayout.ring_stage_bytes;
-    const int* tokens = reinterpret_cast<const int*>(smem + kLayout.token_offset) + (tile & 1) * 64;
+    const unsigned char* ring =
+        smem + kLayout.ring_offset + (tile % kStages) * kLayout.ring_stage_bytes;
+    const int* tokens =
+        reinterpret_cast<const int*>(smem + kLayout.token_offset) + (tile % kStages) * 64;
     if constexpr (FULL) {
       smla_pipe::token_softmax_tile<64, 4, smla::kFp8DsMla, 0>(kLayout, smem, ring, tokens, 0.01f,
                                                                nullptr, false, acc);
@@ -176,22 +184,27 @@ __global__ void __launch_bounds__(128, 2)
   } while (0)
 
 // Cycles a tile a CTA, averaged over the CTAs (each wrote its clock64 span after the checksums).
+// `ctas` CTAs of `kernel` with `smem` bytes each, `per_sm` of them an SM (which must fit).
 template <typename Kernel, typename... Args>
-double cycles_per_tile(Kernel kernel, int ctas, int tiles, float* out, Args... args) {
-  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             kHostLayout.total_bytes));
+double cycles_per_tile_at(Kernel kernel, unsigned smem, int per_sm, int ctas, int tiles, float* out,
+                          Args... args) {
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int resident = 0;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, 128,
-                                                      kHostLayout.total_bytes));
-  kernel<<<ctas, 128, kHostLayout.total_bytes>>>(args..., tiles / 8, out);  // warm-up
-  kernel<<<ctas, 128, kHostLayout.total_bytes>>>(args..., tiles, out);
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, 128, smem));
+  kernel<<<ctas, 128, smem>>>(args..., tiles / 8, out);  // warm-up
+  kernel<<<ctas, 128, smem>>>(args..., tiles, out);
   CHECK(cudaDeviceSynchronize());
   std::vector<float> cycles(ctas);
   CHECK(cudaMemcpy(cycles.data(), out + ctas * 128, ctas * 4, cudaMemcpyDeviceToHost));
   double total = 0;
   for (float c : cycles) total += c;
-  if (resident != 2) std::printf("  note: %d CTAs an SM resident, not 2\n", resident);
+  if (resident < per_sm) std::printf("  note: %d CTAs an SM fit, not %d\n", resident, per_sm);
   return total / ctas / tiles;
+}
+
+template <typename Kernel, typename... Args>
+double cycles_per_tile(Kernel kernel, int ctas, int tiles, float* out, Args... args) {
+  return cycles_per_tile_at(kernel, kHostLayout.total_bytes, 2, ctas, tiles, out, args...);
 }
 
 // One CTA, `tiles` tiles (both stages hold the same one) of `kernel` on `host`'s inputs: what it
@@ -270,7 +283,7 @@ int main() {
   const int tiles = 4096;
   float* out = nullptr;
   Inputs* inputs = nullptr;
-  CHECK(cudaMalloc(&out, (ctas * 128 + ctas) * 4));
+  CHECK(cudaMalloc(&out, (3 * sms * 128 + 3 * sms) * 4));  // the most CTAs a launch has
   CHECK(cudaMalloc(&inputs, sizeof(Inputs)));
   static Inputs random;
   static Inputs integer;
@@ -299,5 +312,17 @@ int main() {
   std::printf("| wgmma_qk | %.0f | %.2f |\n", wgmma_qk, wgmma_qk / current_tile);
   std::printf("| wgmma_tile%s | %.0f | %.2f |\n", tile_ok ? "" : " (WRONG)", wgmma_tile,
               wgmma_tile / current_tile);
+  // What more resident warps buy the production tile (compute only): cycles a tile an SM.
+  std::printf(
+      "\n| current_tile, CTAs an SM | cycles a tile a CTA | cycles a tile an SM |\n"
+      "|---:|---:|---:|\n");
+  const double one =
+      cycles_per_tile_at(current_kernel<true, 1>, kHostLayout.total_bytes, 1, sms, tiles, out);
+  const double three = cycles_per_tile_at(current_kernel<true, 3>, one_stage_layout().total_bytes,
+                                          3, 3 * sms, tiles, out);
+  const double per_cta[3] = {one, current_tile, three};
+  for (int n = 1; n <= 3; ++n) {
+    std::printf("| %d | %.0f | %.0f |\n", n, per_cta[n - 1], per_cta[n - 1] / n);
+  }
   return correct ? 0 : 1;
 }
