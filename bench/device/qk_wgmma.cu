@@ -10,6 +10,7 @@
 //                 residual stacked into one m64n32k32 B, rope by m64n16k16 bf16;
 //   wgmma_tile    the whole tile around it (wgmma_tile.cuh's tile: the softmax in the scores'
 //                 transposed frame, P stored transposed, token_softmax.cuh's P.V).
+// Then current_tile at 1, 2 and 3 CTAs an SM (3 with a one-stage ring): cycles a tile an SM.
 // Checks, on the host in fp64: wgmma_qk's scores of integer inputs (exact sums: any error is a
 // layout error) and of random e4m3 inputs; wgmma_tile's output and lse after two tiles (both
 // stages hold the same one) against attention of the same inputs, with the family's tolerance
