@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Device steps written in the thirty-first session (2026-12-05); any sm_90 card (H200 or H100):
+#   ab        the combine waiting for its own row's splits instead of the whole split grid
+#             (SMLA_EXP_ROW_COUNTS in timeline.cuh; .devcarry/bin/tuner_rowcount from
+#             `scripts/devcarry_variant_tuner.sh rowcount SMLA_EXP_ROW_COUNTS`) against this
+#             tree's tuner: the winners' structure (BLOCK_T 64, 4 + 2 warps, 2 stages, mma_path 1,
+#             schedule 0), merges 1 and 4 at every target_ctas, the fastest launch per merge, two
+#             rounds on one machine. `tuner bench` verifies every config against the reference first.
+#   timeline  batch 64's winner (merge 4, target_ctas 256) in the diagnostic timeline, without
+#             (.devcarry/bin/tuner_timeline: SMLA_TIMELINE=100) and with the row counts
+#             (.devcarry/bin/tuner_tlrc: SMLA_TIMELINE=100 SMLA_EXP_ROW_COUNTS).
+#   all       ab, then timeline.
+# Usage: scripts/h200_s31.sh ab|timeline|all   (carry .devcarry; logs in $OUT/s31_STEP.tgz)
+step=${1:?usage: scripts/h200_s31.sh ab|timeline|all}
+source scripts/device_call_env.sh
+source scripts/bench_ab.sh
+logs=$out/s31_$step
+mkdir -p "$logs"
+common="block_h=16,kv_unpack=0,ctas_per_sm=1,mma_path=1,producers=2,num_warps=4"
+winners="$common,block_t=64,num_stages=2,schedule=0"
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
+ab() {
+  AB_BUILDS="new rowcount" bench_ab "$logs" "${BATCHES:-1,8,32,64,128,256}" \
+    "$winners,merge=1|4,target_ctas=0|256|512|1024" merge
+  AB_BUILDS="new rowcount" bench_ab_summary "$logs" merge target_ctas
+}
+timeline() {
+  export XDG_CACHE_HOME=/tmp/s31_tl_cache
+  for bin in timeline tlrc; do
+    timeout 100 ".devcarry/bin/tuner_$bin" bench --batches 64 --no-default \
+      --where "$winners,merge=4,target_ctas=256" >"$logs/tl_$bin.log" 2>&1
+    echo "== $bin rc=$? at $(($(date +%s) - began)) s"
+    python3 scripts/timeline.py "$logs/tl_$bin.log" | sed -n '1,40p' >"$logs/tl_$bin.txt"
+    grep -E "launch 100|drain|epilogue|written \(|combine|past the|end |split end" \
+      "$logs/tl_$bin.txt" | head -n 10
+    gzip "$logs/tl_$bin.log"
+  done
+}
+case $step in
+  ab) ab ;;
+  timeline) timeline ;;
+  all) ab && timeline ;;
+  *) echo "unknown step '$step': use ab, timeline or all" >&2; exit 2 ;;
+esac
+tar -C "$out" -czf "$out/s31_$step.tgz" "s31_$step" && rm -rf "$logs"
