@@ -317,12 +317,8 @@ __global__ void __launch_bounds__(NUM_THREADS, 8)
     return;
   }
   const int parts = smla_combine::parts_of_row(p);
-  if (parts == 1) return;   // a row one CTA ran: written out by the split kernel
-#ifdef SMLA_EXP_ROW_COUNTS  // an experiment (timeline.cuh): the row's splits, not the grid
-  smla_exp::combine_wait(p, parts);
-#else
+  if (parts == 1) return;  // a row one CTA ran: written out by the split kernel
   ptx::grid_dependency_wait();
-#endif
   SMLA_TL_MARK(threadIdx.x == 0, kFirstFull);  // timeline.cuh: the partials may be read
   smla_combine::combine_chunk<NUM_THREADS>(p.partial_out, p.partial_lse, p.out, p.lse,
                                            p.n_local_heads, p.num_splits, p.dim_chunks,
@@ -340,11 +336,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 8)
   if (p.num_splits > smla_combine::kInFlight || p.dim_chunks != 1) __trap();
   const int parts = smla_combine::parts_of_row(p);
   if (parts == 1) return;
-#ifdef SMLA_EXP_ROW_COUNTS  // an experiment (timeline.cuh): the row's splits, not the grid
-  smla_exp::combine_wait(p, parts);
-#else
   ptx::grid_dependency_wait();
-#endif
   SMLA_TL_MARK(threadIdx.x == 0, kFirstFull);
   if (p.bf16_partials != 0) {
     smla_combine::combine_whole_row<true>(p.partial_out, p.partial_lse, p.out, p.lse,

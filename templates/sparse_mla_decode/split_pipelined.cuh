@@ -350,13 +350,6 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
       ptx::launch_dependents();  // see the note above the kernel
     }
     smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, work, value_scale);
-#ifdef SMLA_EXP_ROW_COUNTS  // an experiment (timeline.cuh)
-    if (SCHEDULE == smla::kScheduleSplits && p.partials != smla::kPartialsCluster &&
-        p.row_tickets == nullptr && p.row_arrivals == nullptr && !work.whole_row) {
-      smla_exp::count_row_split<kConsumerThreads>(static_cast<int>(blockIdx.z) * p.head_groups +
-                                                  static_cast<int>(blockIdx.y));
-    }
-#endif
     if (last_row) break;
     if constexpr (kHandoff) {  // stored by the producers (q_handoff.cuh)
       ptx::mbarrier_wait(smla_pipe::q_free_barrier(full, NUM_STAGES) + 1, handoffs & 1);  // q_full

@@ -11,63 +11,6 @@
 // scripts/timeline.py turns the lines into the ramp / stream / drain / combine parts of a launch.
 #include "common/ptx.cuh"
 
-#ifdef SMLA_EXP_ROW_COUNTS
-// An experiment (thirty-first session): a split CTA of schedule 0 that stored a partial counts
-// itself in its row's row_done; the combine (still triggered where the split's last row is
-// computed) waits for its row's count instead of the whole split grid's completion and flush, and
-// the row's last combine CTA past the wait zeroes both counters (the next launch's split starts
-// after this combine grid ends). A bounded spin falls back to the grid wait (a split that never
-// counts, e.g. the seeds' kernel, is then slow, not hung).
-namespace smla_exp {
-__device__ unsigned row_done[1 << 16];
-__device__ unsigned row_consumed[1 << 16];
-
-// Every consumer thread of a split CTA, after its partial's stores.
-template <int CONSUMER_THREADS>
-__device__ __forceinline__ void count_row_split(int row) {
-  __threadfence();
-  asm volatile("bar.sync 1, %0;\n" ::"r"(CONSUMER_THREADS) : "memory");
-  if (threadIdx.x == 0) {
-    __threadfence();
-    atomicAdd(&row_done[row], 1u);
-  }
-}
-
-// Every thread of a combine CTA, before reading the row's partials.
-__device__ __forceinline__ void wait_for_row_splits(int row, int parts, int row_ctas) {
-  if (threadIdx.x == 0) {
-    int spins = 0;
-    while (ptx::ld_acquire_gpu(&row_done[row]) < static_cast<unsigned>(parts)) {
-      if (++spins > (1 << 20)) {
-        ptx::grid_dependency_wait();
-        break;
-      }
-      __nanosleep(32);
-    }
-    if (atomicAdd(&row_consumed[row], 1u) + 1u == static_cast<unsigned>(row_ctas)) {
-      row_consumed[row] = 0u;
-      row_done[row] = 0u;
-    }
-  }
-  __syncthreads();
-  __threadfence();
-}
-
-// The combine's wait: the row's count under schedule 0, the grid's completion otherwise.
-template <typename CombineParams>
-__device__ __forceinline__ void combine_wait(const CombineParams& p, int parts) {
-  if (p.balanced_ctas != 0) {
-    ptx::grid_dependency_wait();
-    return;
-  }
-  const int group = static_cast<int>(blockIdx.x) / p.block_h;
-  const int row = static_cast<int>(blockIdx.y) * p.head_groups + group;
-  const int group_heads = min(p.block_h, p.n_local_heads - group * p.block_h);
-  wait_for_row_splits(row, parts, group_heads * static_cast<int>(gridDim.z));
-}
-}  // namespace smla_exp
-#endif
-
 #ifdef SMLA_TIMELINE
 namespace smla_timeline {
 
