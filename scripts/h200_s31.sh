@@ -10,8 +10,11 @@
 #             (.devcarry/bin/tuner_timeline: SMLA_TIMELINE=100) and with the row counts
 #             (.devcarry/bin/tuner_tlrc: SMLA_TIMELINE=100 SMLA_EXP_ROW_COUNTS).
 #   all       ab, then timeline.
-# Usage: scripts/h200_s31.sh ab|timeline|all   (carry .devcarry; logs in $OUT/s31_STEP.tgz)
-step=${1:?usage: scripts/h200_s31.sh ab|timeline|all}
+#   epilogue  where the split's epilogue goes (the timeline's marks after the row sums' gather and
+#             after the programmatic-dependent trigger, added with this step): .devcarry/bin/tuner_timeline
+#             (SMLA_TIMELINE=100) at batch 64 (merge 4, target_ctas 256) and 128 (target_ctas 0).
+# Usage: scripts/h200_s31.sh ab|timeline|all|epilogue   (carry .devcarry; logs in $OUT/s31_STEP.tgz)
+step=${1:?usage: scripts/h200_s31.sh ab|timeline|all|epilogue}
 source scripts/device_call_env.sh
 source scripts/bench_ab.sh
 logs=$out/s31_$step
@@ -36,10 +39,26 @@ timeline() {
     gzip "$logs/tl_$bin.log"
   done
 }
+epilogue() {
+  export XDG_CACHE_HOME=/tmp/s31_tl_cache
+  local batch ctas
+  for batch in 64 128; do
+    ctas=0
+    [ "$batch" = 64 ] && ctas=256
+    timeout 100 .devcarry/bin/tuner_timeline bench --batches "$batch" --no-default \
+      --where "$winners,merge=4,target_ctas=$ctas" >"$logs/ep_b$batch.log" 2>&1
+    echo "== batch $batch rc=$? at $(($(date +%s) - began)) s"
+    python3 scripts/timeline.py "$logs/ep_b$batch.log" | sed -n '1,50p' >"$logs/ep_b$batch.txt"
+    sed -n '1,/^launch 101/p' "$logs/ep_b$batch.txt" |
+      grep -E "drain|epilogue|of it|written \(|each SM|end "
+    gzip "$logs/ep_b$batch.log"
+  done
+}
 case $step in
   ab) ab ;;
+  epilogue) epilogue ;;
   timeline) timeline ;;
   all) ab && timeline ;;
-  *) echo "unknown step '$step': use ab, timeline or all" >&2; exit 2 ;;
+  *) echo "unknown step '$step': use ab, timeline, all or epilogue" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s31_$step.tgz" "s31_$step" && rm -rf "$logs"

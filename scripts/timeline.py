@@ -5,7 +5,8 @@ consecutive launches: where a launch's time goes, in microseconds from its first
   ramp     the CTA's start -> its first tile landed (ids, then the first bulk copies)
   stream   first tile landed -> last tile landed
   drain    last tile landed -> its softmax and P.V done
-  epilogue done -> output / partial written (and any in-kernel merge)
+  epilogue done -> output / partial written (and any in-kernel merge); in logs with the two
+           epilogue marks, split into the row sums' gather, the trigger and the writes
 and per SM the time its last CTA wrote; then the combine (its CTAs' start, past their wait, end)
 and the gap to the next launch's split.
 Usage: timeline.py LOG [LOG ...]"""
@@ -15,6 +16,8 @@ import sys
 
 SPLIT_MARKS = ["entry", "ids_loaded", "issued0", "q_ready", "first_full", "last_full", "issued_last",
                "computed", "written"]
+# Logs from the thirty-first session on carry two more: the epilogue's row sums and trigger.
+SPLIT_MARKS_EPILOGUE = SPLIT_MARKS + ["row_sums", "dependents"]
 
 
 def parse(paths):
@@ -27,8 +30,9 @@ def parse(paths):
                 continue
             launch, sm = int(fields[2]), int(fields[7])
             stamps = [int(v) for v in fields[8:]]
-            if fields[1] == "split" and len(stamps) == len(SPLIT_MARKS):
-                split[launch].append((sm, dict(zip(SPLIT_MARKS, stamps))))
+            split_lengths = (len(SPLIT_MARKS), len(SPLIT_MARKS_EPILOGUE))
+            if fields[1] == "split" and len(stamps) in split_lengths:
+                split[launch].append((sm, dict(zip(SPLIT_MARKS_EPILOGUE, stamps))))
             elif fields[1] == "combine" and len(stamps) == 3:
                 combine[launch].append((sm, dict(zip(["entry", "waited", "end"], stamps))))
     return split, combine
@@ -60,6 +64,16 @@ def summarize(launch, ctas, combine, next_start):
         ("stream: first -> last tile landed", [us(m["last_full"] - m["first_full"]) for _, m in ctas]),
         ("drain: last landed -> computed", [us(m["computed"] - m["last_full"]) for _, m in ctas]),
         ("epilogue: computed -> written", [us(m["written"] - m["computed"]) for _, m in ctas]),
+    ]
+    if all("dependents" in m for _, m in ctas):
+        rows += [
+            ("  of it computed -> row sums gathered",
+             [us(m["row_sums"] - m["computed"]) for _, m in ctas]),
+            ("  of it row sums -> dependents triggered",
+             [us(m["dependents"] - m["row_sums"]) for _, m in ctas]),
+            ("  of it triggered -> written", [us(m["written"] - m["dependents"]) for _, m in ctas]),
+        ]
+    rows += [
         ("written (from the first start)", [us(m["written"] - t0) for _, m in ctas]),
         ("last copies issued (from the first start)", [us(m["issued_last"] - t0) for _, m in ctas]),
     ]

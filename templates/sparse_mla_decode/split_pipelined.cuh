@@ -339,6 +339,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     if constexpr (kTokenSoftmax) {
       smla_pipe::gather_row_sums<NUM_WARPS>(layout, smem, acc);  // the warps' partial sums
     }
+    SMLA_TL_MARK(threadIdx.x == 0 && tile == num_tiles, kRowSums);
     const bool last_row = SCHEDULE == smla::kScheduleSplits || tile == num_tiles;
     const smla_pipe::RowWork work = smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, tile - 1);
     if (last_row && p.partials == smla::kPartialsCluster) {
@@ -348,6 +349,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
                                                         kExchangeOverBarriers);
     } else if (last_row) {
       ptx::launch_dependents();  // see the note above the kernel
+      SMLA_TL_MARK(threadIdx.x == 0, kDependents);
     }
     smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, work, value_scale);
     if (last_row) break;
