@@ -13,8 +13,12 @@
 #   epilogue  where the split's epilogue goes (the timeline's marks after the row sums' gather and
 #             after the programmatic-dependent trigger, added with this step): .devcarry/bin/tuner_timeline
 #             (SMLA_TIMELINE=100) at batch 64 (merge 4, target_ctas 256) and 128 (target_ctas 0).
-# Usage: scripts/h200_s31.sh ab|timeline|all|epilogue   (carry .devcarry; logs in $OUT/s31_STEP.tgz)
-step=${1:?usage: scripts/h200_s31.sh ab|timeline|all|epilogue}
+#   ncu       Nsight Compute's source page (warp-stall samples a SASS line, densest sampling) of
+#             batch 64's winner split kernel (merge 4, target_ctas 256), one launch: which lines of
+#             the epilogue (from the dependents' trigger, PREEXIT, to EXIT) the warps stall on.
+#             The source page comes back as ncu_b64.sass.csv.gz for scripts/ncu_sass_summary.py.
+# Usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu   (carry .devcarry; logs in $OUT/s31_STEP.tgz)
+step=${1:?usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu}
 source scripts/device_call_env.sh
 source scripts/bench_ab.sh
 logs=$out/s31_$step
@@ -54,11 +58,27 @@ epilogue() {
     gzip "$logs/ep_b$batch.log"
   done
 }
+ncu_epilogue() {
+  local rep=$logs/ncu_b64
+  XDG_CACHE_HOME=/tmp/s31_ncu_cache timeout 200 ncu --clock-control none --target-processes all \
+    --set full --import-source yes --warp-sampling-interval 0 -k regex:split_pipelined -c 1 \
+    -o "$rep" build/tuner/tuner bench --batches 64 --no-default \
+    --where "$winners,merge=4,target_ctas=256" >"$rep.run.log" 2>&1
+  echo "== ncu rc=$? at $(($(date +%s) - began)) s"
+  ncu -i "$rep.ncu-rep" --page source --csv --print-source sass >"$rep.sass.csv" 2>&1
+  ncu -i "$rep.ncu-rep" --page details >"$rep.details.txt" 2>&1
+  python3 scripts/ncu_sass_summary.py "$rep.sass.csv" 30 >"$rep.summary.txt" 2>&1
+  grep -E "Duration|DRAM Throughput|Registers Per|Achieved Occupancy" "$rep.details.txt" | head -6
+  head -3 "$rep.summary.txt"
+  gzip "$rep.sass.csv"
+  rm -f "$rep.ncu-rep"
+}
 case $step in
   ab) ab ;;
+  ncu) ncu_epilogue ;;
   epilogue) epilogue ;;
   timeline) timeline ;;
   all) ab && timeline ;;
-  *) echo "unknown step '$step': use ab, timeline, all or epilogue" >&2; exit 2 ;;
+  *) echo "unknown step '$step': use ab, timeline, all, epilogue or ncu" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s31_$step.tgz" "s31_$step" && rm -rf "$logs"
