@@ -17,8 +17,12 @@
 #             batch 64's winner split kernel (merge 4, target_ctas 256), one launch: which lines of
 #             the epilogue (from the dependents' trigger, PREEXIT, to EXIT) the warps stall on.
 #             The source page comes back as ncu_b64.sass.csv.gz for scripts/ncu_sass_summary.py.
-# Usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu   (carry .devcarry; logs in $OUT/s31_STEP.tgz)
-step=${1:?usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu}
+#   lean      the split's output code for merge 4 and whole rows only (SMLA_EXP_LEAN_OUTPUT;
+#             .devcarry/bin/tuner_lean, and tuner_tllean with SMLA_TIMELINE=100 too) against this
+#             tree's: merge 4 at batches 32-256, two rounds; then batch 64's timeline of both.
+#   probe     ncu, then lean.
+# Usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu|lean|probe   (carry .devcarry; logs in $OUT/s31_STEP.tgz)
+step=${1:?usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu|lean|probe}
 source scripts/device_call_env.sh
 source scripts/bench_ab.sh
 logs=$out/s31_$step
@@ -73,12 +77,27 @@ ncu_epilogue() {
   gzip "$rep.sass.csv"
   rm -f "$rep.ncu-rep"
 }
+lean() {
+  AB_BUILDS="new lean" bench_ab "$logs" 32,64,128,256 "$winners,merge=4,target_ctas=0|256|512" merge
+  AB_BUILDS="new lean" bench_ab_summary "$logs" merge target_ctas
+  export XDG_CACHE_HOME=/tmp/s31_tl_cache
+  for bin in timeline tllean; do
+    timeout 100 ".devcarry/bin/tuner_$bin" bench --batches 64 --no-default \
+      --where "$winners,merge=4,target_ctas=256" >"$logs/tl_$bin.log" 2>&1
+    echo "== $bin rc=$? at $(($(date +%s) - began)) s"
+    python3 scripts/timeline.py "$logs/tl_$bin.log" | sed -n '1,50p' >"$logs/tl_$bin.txt"
+    sed -n '1,/^launch 101/p' "$logs/tl_$bin.txt" | grep -E "epilogue|of it|split end"
+    gzip "$logs/tl_$bin.log"
+  done
+}
 case $step in
   ab) ab ;;
+  lean) lean ;;
+  probe) ncu_epilogue && lean ;;
   ncu) ncu_epilogue ;;
   epilogue) epilogue ;;
   timeline) timeline ;;
   all) ab && timeline ;;
-  *) echo "unknown step '$step': use ab, timeline, all, epilogue or ncu" >&2; exit 2 ;;
+  *) echo "unknown step '$step': use ab, timeline, all, epilogue, ncu, lean or probe" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s31_$step.tgz" "s31_$step" && rm -rf "$logs"

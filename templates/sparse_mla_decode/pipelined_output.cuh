@@ -75,8 +75,13 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
   float* lse_out = p.partial_lse + first_bh * p.num_splits + work.part;
   int lse_row = p.num_splits;
   // bf16 partials (merge 4): the same element offsets into half-width storage.
+#ifdef SMLA_EXP_LEAN_OUTPUT  // an experiment (timeline.cuh): merge 4's and whole rows' code only
+  constexpr bool bf16_partials = true;
+  if (false) {
+#else
   const bool bf16_partials = p.partials == smla::kPartialsBf16;
   if (p.partials == smla::kPartialsCluster) {
+#endif
     partial = reinterpret_cast<float*>(smem + kExchange.partial_offset);
     partial_row = smla::kLatentDim;
     lse_out = reinterpret_cast<float*>(smem + kExchange.lse_offset);
