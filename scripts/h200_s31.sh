@@ -11,7 +11,8 @@
 #             (.devcarry/bin/tuner_tlrc: SMLA_TIMELINE=100 SMLA_EXP_ROW_COUNTS).
 #   all       ab, then timeline.
 #   epilogue  where the split's epilogue goes (the timeline's marks after the row sums' gather and
-#             after the programmatic-dependent trigger, added with this step): .devcarry/bin/tuner_timeline
+#             after the programmatic-dependent trigger, added with this step):
+#             .devcarry/bin/tuner_timeline
 #             (SMLA_TIMELINE=100) at batch 64 (merge 4, target_ctas 256) and 128 (target_ctas 0).
 #   ncu       Nsight Compute's source page (warp-stall samples a SASS line, densest sampling) of
 #             batch 64's winner split kernel (merge 4, target_ctas 256), one launch: which lines of
@@ -19,9 +20,12 @@
 #             The source page comes back as ncu_b64.sass.csv.gz for scripts/ncu_sass_summary.py.
 #   lean      the split's output code for merge 4 and whole rows only (SMLA_EXP_LEAN_OUTPUT;
 #             .devcarry/bin/tuner_lean, and tuner_tllean with SMLA_TIMELINE=100 too) against this
-#             tree's: merge 4 at batches 32-256, two rounds; then batch 64's timeline of both.
+#             tree's, and the hoisted form (SMLA_EXP_HOISTED_OUTPUT, tuner_hoist: each format's
+#             stores in a loop of its own): merge 4 at batches 32-256, two rounds; then batch 64's
+#             timeline of this tree and lean.
 #   probe     ncu, then lean.
-# Usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu|lean|probe   (carry .devcarry; logs in $OUT/s31_STEP.tgz)
+# Usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu|lean|probe
+#   (carry .devcarry; logs in $OUT/s31_STEP.tgz)
 step=${1:?usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu|lean|probe}
 source scripts/device_call_env.sh
 source scripts/bench_ab.sh
@@ -78,8 +82,9 @@ ncu_epilogue() {
   rm -f "$rep.ncu-rep"
 }
 lean() {
-  AB_BUILDS="new lean" bench_ab "$logs" 32,64,128,256 "$winners,merge=4,target_ctas=0|256|512" merge
-  AB_BUILDS="new lean" bench_ab_summary "$logs" merge target_ctas
+  AB_BUILDS=${LEAN_BUILDS:-new lean hoist} bench_ab "$logs" 32,64,128,256 \
+    "$winners,merge=4,target_ctas=0|256|512" merge
+  AB_BUILDS=${LEAN_BUILDS:-new lean hoist} bench_ab_summary "$logs" merge target_ctas
   export XDG_CACHE_HOME=/tmp/s31_tl_cache
   for bin in timeline tllean; do
     timeout 100 ".devcarry/bin/tuner_$bin" bench --batches 64 --no-default \
