@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Summarize Nsight Compute's source page (ncu -i REP --page source --csv --print-source sass):
-instructions executed and warp-stall samples per opcode, and the hottest SASS lines.
-Usage: ncu_sass_summary.py SASS.csv [TOP]"""
+instructions executed and warp-stall samples per opcode, and the hottest SASS lines; with FROM,
+the stall samples of the lines from the first whose source holds FROM (e.g. PREEXIT, the split
+kernel's trigger before its output) to the next EXIT: what that stretch of code waits on.
+Usage: ncu_sass_summary.py SASS.csv [TOP [FROM]]"""
 import csv
 import collections
 import re
@@ -73,6 +75,25 @@ def main():
             reasons = sorted(((number(row[c]), header[c]) for c in stall_cols), reverse=True)[:2]
             extra = " | " + ", ".join(f"{name}={v:.0f}" for v, name in reasons if v > 0)
         print(f"{i:>5} {100 * sa / total_samples:>5.1f}% {ex:>9.0f}  {source.strip()[:70]}{extra}")
+    if len(sys.argv) > 3:
+        window(lines, header, stall_cols, sys.argv[3], total_samples)
+
+
+def window(lines, header, stall_cols, start_text, total_samples):
+    first = next((i for i, l in enumerate(lines) if start_text in l[0]), None)
+    if first is None:
+        raise SystemExit(f"no SASS line holds '{start_text}'")
+    exit_line = re.compile(r"(^|[\s;])EXIT\b")
+    last = next((i for i in range(first + 1, len(lines)) if exit_line.search(lines[i][0])),
+                len(lines) - 1)
+    part = lines[first:last + 1]
+    samples = sum(l[2] for l in part)
+    print(f"\nlines {first}-{last} ('{start_text}' to the next EXIT): {samples:.0f} stall samples "
+          f"({100 * samples / total_samples:.1f} %); per stall reason:")
+    per_reason = {header[c]: sum(number(l[3][c]) for l in part) for c in stall_cols}
+    for name, value in sorted(per_reason.items(), key=lambda kv: -kv[1])[:8]:
+        if "Not Issued" not in name and value > 0:
+            print(f"  {name:<40}{value:>8.0f}")
 
 
 if __name__ == "__main__":

@@ -75,48 +75,13 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
   float* lse_out = p.partial_lse + first_bh * p.num_splits + work.part;
   int lse_row = p.num_splits;
   // bf16 partials (merge 4): the same element offsets into half-width storage.
-#ifdef SMLA_EXP_LEAN_OUTPUT  // an experiment (timeline.cuh): merge 4's and whole rows' code only
-  constexpr bool bf16_partials = true;
-  if (false) {
-#else
   const bool bf16_partials = p.partials == smla::kPartialsBf16;
   if (p.partials == smla::kPartialsCluster) {
-#endif
     partial = reinterpret_cast<float*>(smem + kExchange.partial_offset);
     partial_row = smla::kLatentDim;
     lse_out = reinterpret_cast<float*>(smem + kExchange.lse_offset);
     lse_row = 1;
   }
-#ifdef SMLA_EXP_HOISTED_OUTPUT  // an experiment (timeline.cuh): one straight loop a format
-  const int heads_left = p.n_local_heads - work.first_head;
-  if (single_split) {
-    for_each_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
-        acc, heads_left, value_scale,
-        [&](int row, int dim, float lo, float hi) {
-          *reinterpret_cast<unsigned*>(p.out + (first_bh + row) * smla::kLatentDim + dim) =
-              ptx::pack_bf16x2(lo, hi);
-        },
-        [&](int row, float value) { p.lse[first_bh + row] = value; });
-  } else if (bf16_partials) {
-    unsigned short* partial_bf16 = reinterpret_cast<unsigned short*>(p.partial_out) +
-                                   first_bh * partial_row + work.part * smla::kLatentDim;
-    for_each_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
-        acc, heads_left, value_scale,
-        [&](int row, int dim, float lo, float hi) {
-          *reinterpret_cast<unsigned*>(partial_bf16 + row * partial_row + dim) =
-              ptx::pack_bf16x2(lo, hi);
-        },
-        [&](int row, float value) { lse_out[row * lse_row] = value; });
-  } else {
-    for_each_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
-        acc, heads_left, value_scale,
-        [&](int row, int dim, float lo, float hi) {
-          *reinterpret_cast<float2*>(partial + row * partial_row + dim) = make_float2(lo, hi);
-        },
-        [&](int row, float value) { lse_out[row * lse_row] = value; });
-  }
-  return;
-#endif
   for_each_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
       acc, p.n_local_heads - work.first_head, value_scale,
       [&](int row, int dim, float lo, float hi) {

@@ -11,12 +11,6 @@
 // scripts/timeline.py turns the lines into the ramp / stream / drain / combine parts of a launch.
 #include "common/ptx.cuh"
 
-// SMLA_EXP_LEAN_OUTPUT, an experiment (thirty-first session): the split's output code for bf16
-// partials (merge 4) and whole rows only, without the fp32 and cluster-exchange stores interleaved
-// with them a pair at a time (pipelined_output.cuh): is the epilogue's ~1 us its code's fetch?
-// Other merges give wrong results under it. SMLA_EXP_HOISTED_OUTPUT: every format kept, the
-// format's branch taken once, each format's stores in a straight loop of its own.
-
 #ifdef SMLA_TIMELINE
 namespace smla_timeline {
 
