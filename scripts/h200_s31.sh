@@ -39,32 +39,25 @@ ab() {
     "$winners,merge=1|4,target_ctas=0|256|512|1024" merge
   AB_BUILDS="new rowcount" bench_ab_summary "$logs" merge target_ctas
 }
+# tl_run BIN NAME BATCH TARGET_CTAS PATTERN: one timeline run of .devcarry/bin/tuner_BIN at BATCH
+# (the winners, merge 4), its summary into NAME.txt, the lines PATTERN matches of its launch 100.
+tl_run() {
+  XDG_CACHE_HOME=/tmp/s31_tl_cache timeout 100 ".devcarry/bin/tuner_$1" bench --batches "$3" \
+    --no-default --where "$winners,merge=4,target_ctas=$4" >"$logs/$2.log" 2>&1
+  echo "== $2 rc=$? at $(($(date +%s) - began)) s"
+  python3 scripts/timeline.py "$logs/$2.log" | sed -n '1,50p' >"$logs/$2.txt"
+  sed -n '1,/^launch 101/p' "$logs/$2.txt" | grep -E "$5"
+  gzip "$logs/$2.log"
+}
 timeline() {
-  export XDG_CACHE_HOME=/tmp/s31_tl_cache
-  for bin in timeline tlrc; do
-    timeout 100 ".devcarry/bin/tuner_$bin" bench --batches 64 --no-default \
-      --where "$winners,merge=4,target_ctas=256" >"$logs/tl_$bin.log" 2>&1
-    echo "== $bin rc=$? at $(($(date +%s) - began)) s"
-    python3 scripts/timeline.py "$logs/tl_$bin.log" | sed -n '1,40p' >"$logs/tl_$bin.txt"
-    grep -E "launch 100|drain|epilogue|written \(|combine|past the|end |split end" \
-      "$logs/tl_$bin.txt" | head -n 10
-    gzip "$logs/tl_$bin.log"
-  done
+  local pattern="launch 100|drain|epilogue|written \(|combine|past the|end |split end"
+  tl_run timeline tl_timeline 64 256 "$pattern"
+  tl_run tlrc tl_tlrc 64 256 "$pattern"
 }
 epilogue() {
-  export XDG_CACHE_HOME=/tmp/s31_tl_cache
-  local batch ctas
-  for batch in 64 128; do
-    ctas=0
-    [ "$batch" = 64 ] && ctas=256
-    timeout 100 .devcarry/bin/tuner_timeline bench --batches "$batch" --no-default \
-      --where "$winners,merge=4,target_ctas=$ctas" >"$logs/ep_b$batch.log" 2>&1
-    echo "== batch $batch rc=$? at $(($(date +%s) - began)) s"
-    python3 scripts/timeline.py "$logs/ep_b$batch.log" | sed -n '1,50p' >"$logs/ep_b$batch.txt"
-    sed -n '1,/^launch 101/p' "$logs/ep_b$batch.txt" |
-      grep -E "drain|epilogue|of it|written \(|each SM|end "
-    gzip "$logs/ep_b$batch.log"
-  done
+  local pattern="drain|epilogue|of it|written \(|each SM|end "
+  tl_run timeline ep_b64 64 256 "$pattern"
+  tl_run timeline ep_b128 128 0 "$pattern"
 }
 ncu_epilogue() {
   local rep=$logs/ncu_b64
@@ -85,15 +78,8 @@ lean() {
   AB_BUILDS=${LEAN_BUILDS:-new lean hoist} bench_ab "$logs" 32,64,128,256 \
     "$winners,merge=4,target_ctas=0|256|512" merge
   AB_BUILDS=${LEAN_BUILDS:-new lean hoist} bench_ab_summary "$logs" merge target_ctas
-  export XDG_CACHE_HOME=/tmp/s31_tl_cache
-  for bin in timeline tllean; do
-    timeout 100 ".devcarry/bin/tuner_$bin" bench --batches 64 --no-default \
-      --where "$winners,merge=4,target_ctas=256" >"$logs/tl_$bin.log" 2>&1
-    echo "== $bin rc=$? at $(($(date +%s) - began)) s"
-    python3 scripts/timeline.py "$logs/tl_$bin.log" | sed -n '1,50p' >"$logs/tl_$bin.txt"
-    sed -n '1,/^launch 101/p' "$logs/tl_$bin.txt" | grep -E "epilogue|of it|split end"
-    gzip "$logs/tl_$bin.log"
-  done
+  tl_run timeline tl_timeline 64 256 "epilogue|of it|split end"
+  tl_run tllean tl_tllean 64 256 "epilogue|of it|split end"
 }
 case $step in
   ab) ab ;;
