@@ -24,9 +24,12 @@
 #             stores in a loop of its own): merge 4 at batches 32-256, two rounds; then batch 64's
 #             timeline of this tree and lean.
 #   probe     ncu, then lean.
-# Usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu|lean|probe
+#   wide      the fp8 cache's output in stores of 4 adjacent dims (SMLA_EXP_WIDE_OUTPUT;
+#             .devcarry/bin/tuner_wide, and tuner_tlwide with SMLA_TIMELINE=100 too) against this
+#             tree's: merges 1 and 4 at batches 1-256, two rounds; then batch 64's timeline.
+# Usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu|lean|probe|wide
 #   (carry .devcarry; logs in $OUT/s31_STEP.tgz)
-step=${1:?usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu|lean|probe}
+step=${1:?usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu|lean|probe|wide}
 source scripts/device_call_env.sh
 source scripts/bench_ab.sh
 logs=$out/s31_$step
@@ -81,14 +84,22 @@ lean() {
   tl_run timeline tl_timeline 64 256 "epilogue|of it|split end"
   tl_run tllean tl_tllean 64 256 "epilogue|of it|split end"
 }
+wide() {
+  AB_BUILDS="new wide" bench_ab "$logs" 1,8,32,64,128,256 \
+    "$winners,merge=1|4,target_ctas=0|256|512|1024" merge
+  AB_BUILDS="new wide" bench_ab_summary "$logs" merge target_ctas
+  tl_run timeline tl_timeline 64 256 "epilogue|of it|split end"
+  tl_run tlwide tl_tlwide 64 256 "epilogue|of it|split end"
+}
 case $step in
   ab) ab ;;
+  wide) wide ;;
   lean) lean ;;
   probe) ncu_epilogue && lean ;;
   ncu) ncu_epilogue ;;
   epilogue) epilogue ;;
   timeline) timeline ;;
   all) ab && timeline ;;
-  *) echo "unknown step '$step': use ab, timeline, all, epilogue, ncu, lean or probe" >&2; exit 2 ;;
+  *) echo "unknown step '$step': use ab, timeline, all, epilogue, ncu, lean, probe or wide" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s31_$step.tgz" "s31_$step" && rm -rf "$logs"

@@ -57,6 +57,50 @@ __device__ __forceinline__ void for_each_output(Accumulator<BLOCK_H, NUM_WARPS>&
   }
 }
 
+#ifdef SMLA_EXP_WIDE_OUTPUT
+// An experiment (timeline.cuh): on fp8 caches a lane's n-tiles n, n + 1 of elements j, j + 1 are
+// 4 adjacent dims (see output_dim): one 8-byte store of 4 bf16 (two 8-byte of fp32) instead of
+// two 4-byte (8-byte) ones, both halves' sums and reciprocals first (the fast reciprocal: no
+// slow-path branch), then every store. Calls quad(row, dim, v0..v3) and lse(row, value).
+template <int BLOCK_H, int NUM_WARPS, typename Quad, typename Lse>
+__device__ __forceinline__ void for_each_output_quad(Accumulator<BLOCK_H, NUM_WARPS>& acc,
+                                                     int heads_left, float value_scale, Quad&& quad,
+                                                     Lse&& lse) {
+  using Acc = Accumulator<BLOCK_H, NUM_WARPS>;
+  const int lane = threadIdx.x % 32;
+  const int first_dim = (threadIdx.x / 32) * (smla::kLatentDim / NUM_WARPS) + 4 * (lane % 4);
+#pragma unroll
+  for (int m = 0; m < Acc::kMTiles; ++m) {
+    float sum[2];
+    float inv_sum[2];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      sum[half] = acc.row_sum[m][half];
+      sum[half] += __shfl_xor_sync(0xffffffffu, sum[half], 1);
+      sum[half] += __shfl_xor_sync(0xffffffffu, sum[half], 2);
+      inv_sum[half] = sum[half] > 0.f ? __fdividef(value_scale, sum[half]) : 0.f;
+    }
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = m * 16 + lane / 4 + half * 8;
+      if (row >= heads_left) continue;
+      const float scale = inv_sum[half];
+#pragma unroll
+      for (int n = 0; n < Acc::kNTiles; n += 2) {
+        const int j = half * 2;
+        quad(row, first_dim + (n / 2) * 16, acc.value[m][n][j] * scale,
+             acc.value[m][n + 1][j] * scale, acc.value[m][n][j + 1] * scale,
+             acc.value[m][n + 1][j + 1] * scale);
+      }
+      if (threadIdx.x < 32 && lane % 4 == 0) {
+        lse(row, sum[half] > 0.f ? (acc.row_max[m][half] + log2f(sum[half])) * 0.69314718055994531f
+                                 : ptx::neg_inf());
+      }
+    }
+  }
+}
+#endif
+
 // bf16 output + lse for one split; otherwise fp32 partials (bf16 under merge 4), for the combine
 // kernel in global memory or, in a cluster launch, into this CTA's exchange (cluster_merge.cuh).
 // One code path with generic pointers: a second copy of the loop for the exchange cost sm_120
@@ -82,6 +126,34 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
     lse_out = reinterpret_cast<float*>(smem + kExchange.lse_offset);
     lse_row = 1;
   }
+#ifdef SMLA_EXP_WIDE_OUTPUT
+  if constexpr (KV_FORMAT == smla::kFp8DsMla) {
+    for_each_output_quad<BLOCK_H, NUM_WARPS>(
+        acc, p.n_local_heads - work.first_head, value_scale,
+        [&](int row, int dim, float v0, float v1, float v2, float v3) {
+          const uint2 packed = make_uint2(ptx::pack_bf16x2(v0, v1), ptx::pack_bf16x2(v2, v3));
+          if (single_split) {
+            *reinterpret_cast<uint2*>(p.out + (first_bh + row) * smla::kLatentDim + dim) = packed;
+          } else if (bf16_partials) {
+            *reinterpret_cast<uint2*>(reinterpret_cast<unsigned short*>(p.partial_out) +
+                                      (first_bh + row) * partial_row +
+                                      work.part * smla::kLatentDim + dim) = packed;
+          } else {
+            float* at = partial + row * partial_row + dim;
+            *reinterpret_cast<float2*>(at) = make_float2(v0, v1);
+            *reinterpret_cast<float2*>(at + 2) = make_float2(v2, v3);
+          }
+        },
+        [&](int row, float value) {
+          if (single_split) {
+            p.lse[first_bh + row] = value;
+          } else {
+            lse_out[row * lse_row] = value;
+          }
+        });
+    return;
+  }
+#endif
   for_each_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
       acc, p.n_local_heads - work.first_head, value_scale,
       [&](int row, int dim, float lo, float hi) {
