@@ -2,7 +2,8 @@
 # Is a refactor of the sparse MLA kernels free? Compiles a fixed set of split kernel configs with
 # NVRTC (build/bench/smla_cubin, no GPU) and writes the SASS of each kernel of each program (the
 # split and the combine kernels) without addresses or encodings into DIR/CONFIG/KERNEL.sass; with
-# a second DIR, reports per kernel whether its SASS differs, and kernels only one side has. The
+# a second DIR, reports per kernel whether its SASS differs, and kernels only one side has (lines
+# are compared without their trailing blanks, whose width cuobjdump sets per cubin). The
 # set covers sm_90 and sm_120, the three schedules, 0/1/2 producer warps, the three MMA paths, fp8
 # and bf16 caches. (A DIR written before the per-kernel files holds CONFIG.sass, every kernel in one:
 # compare those by hand.)
@@ -32,7 +33,8 @@ for config in "${configs[@]}"; do
   cuobjdump -sass "$dir/$name.cubin" | awk -v out="$dir/$name" '
     /Function : / { file = out "/" $NF ".sass"; next }
     file != "" && /^[ \t]+\/\*[0-9a-f]+\*\// {
-      sub(/^[ \t]*\/\*[0-9a-f]*\*\//, ""); gsub(/\/\* 0x[0-9a-f]* \*\//, ""); print > file }'
+      sub(/^[ \t]*\/\*[0-9a-f]*\*\//, ""); gsub(/\/\* 0x[0-9a-f]* \*\//, "")
+      sub(/[ \t]+$/, ""); print > file }'
 done
 [ -z "$base" ] && exit 0
 differ=0

@@ -19,7 +19,8 @@ __device__ __forceinline__ int output_dim(int first_dim, int n, int j) {
 
 // Calls pair(row, dim, lo, hi) for each two adjacent output dims this thread holds and lse(row,
 // value) once per row, normalised, for the rows below the local heads; value_scale undoes the
-// bitwise unpack's 2^-8 on V (1 otherwise).
+// bitwise unpack's 2^-8 on V (1 otherwise). write_output calls it for bf16 caches (fp8 caches:
+// for_each_quad).
 template <int BLOCK_H, int NUM_WARPS, int KV_FORMAT, typename Pair, typename Lse>
 __device__ __forceinline__ void for_each_output(Accumulator<BLOCK_H, NUM_WARPS>& acc,
                                                 int heads_left, float value_scale, Pair&& pair,
@@ -57,15 +58,15 @@ __device__ __forceinline__ void for_each_output(Accumulator<BLOCK_H, NUM_WARPS>&
   }
 }
 
-#ifdef SMLA_EXP_WIDE_OUTPUT
-// An experiment (timeline.cuh): on fp8 caches a lane's n-tiles n, n + 1 of elements j, j + 1 are
-// 4 adjacent dims (see output_dim): one 8-byte store of 4 bf16 (two 8-byte of fp32) instead of
-// two 4-byte (8-byte) ones, both halves' sums and reciprocals first (the fast reciprocal: no
-// slow-path branch), then every store. Calls quad(row, dim, v0..v3) and lse(row, value).
+// fp8 caches: a lane's n-tiles n, n + 1 of elements j, j + 1 are 4 adjacent output dims (see
+// output_dim), stored at once (8 bytes of bf16, 16 of fp32) instead of as two pairs. Calls
+// quad(row, dim, v0..v3) for each 4 this thread holds and lse(row, value) once per row, normalised
+// as for_each_output's. Both rows' sums and reciprocals come first (the fast reciprocal, no
+// slow-path branch: a row's sum is 0 or >= 1, its maximum's term), then every store. The output
+// took >= 1 us a CTA as pairs, 0.6-0.8 us so (H100; BENCHMARKS.md section 7, thirty-first session).
 template <int BLOCK_H, int NUM_WARPS, typename Quad, typename Lse>
-__device__ __forceinline__ void for_each_output_quad(Accumulator<BLOCK_H, NUM_WARPS>& acc,
-                                                     int heads_left, float value_scale, Quad&& quad,
-                                                     Lse&& lse) {
+__device__ __forceinline__ void for_each_quad(Accumulator<BLOCK_H, NUM_WARPS>& acc, int heads_left,
+                                              float value_scale, Quad&& quad, Lse&& lse) {
   using Acc = Accumulator<BLOCK_H, NUM_WARPS>;
   const int lane = threadIdx.x % 32;
   const int first_dim = (threadIdx.x / 32) * (smla::kLatentDim / NUM_WARPS) + 4 * (lane % 4);
@@ -99,7 +100,6 @@ __device__ __forceinline__ void for_each_output_quad(Accumulator<BLOCK_H, NUM_WA
     }
   }
 }
-#endif
 
 // bf16 output + lse for one split; otherwise fp32 partials (bf16 under merge 4), for the combine
 // kernel in global memory or, in a cluster launch, into this CTA's exchange (cluster_merge.cuh).
@@ -126,9 +126,8 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
     lse_out = reinterpret_cast<float*>(smem + kExchange.lse_offset);
     lse_row = 1;
   }
-#ifdef SMLA_EXP_WIDE_OUTPUT
   if constexpr (KV_FORMAT == smla::kFp8DsMla) {
-    for_each_output_quad<BLOCK_H, NUM_WARPS>(
+    for_each_quad<BLOCK_H, NUM_WARPS>(
         acc, p.n_local_heads - work.first_head, value_scale,
         [&](int row, int dim, float v0, float v1, float v2, float v3) {
           const uint2 packed = make_uint2(ptx::pack_bf16x2(v0, v1), ptx::pack_bf16x2(v2, v3));
@@ -138,10 +137,9 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
             *reinterpret_cast<uint2*>(reinterpret_cast<unsigned short*>(p.partial_out) +
                                       (first_bh + row) * partial_row +
                                       work.part * smla::kLatentDim + dim) = packed;
-          } else {
-            float* at = partial + row * partial_row + dim;
-            *reinterpret_cast<float2*>(at) = make_float2(v0, v1);
-            *reinterpret_cast<float2*>(at + 2) = make_float2(v2, v3);
+          } else {  // 16-byte aligned: dim is a multiple of 4, rows 512 floats apart
+            *reinterpret_cast<float4*>(partial + row * partial_row + dim) =
+                make_float4(v0, v1, v2, v3);
           }
         },
         [&](int row, float value) {
@@ -153,7 +151,6 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
         });
     return;
   }
-#endif
   for_each_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
       acc, p.n_local_heads - work.first_head, value_scale,
       [&](int row, int dim, float lo, float hi) {

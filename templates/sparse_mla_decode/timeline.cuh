@@ -11,9 +11,6 @@
 // scripts/timeline.py turns the lines into the ramp / stream / drain / combine parts of a launch.
 #include "common/ptx.cuh"
 
-// SMLA_EXP_WIDE_OUTPUT, an experiment (thirty-first session): the split's fp8-cache output in
-// stores of 4 adjacent dims (pipelined_output.cuh's for_each_output_quad).
-
 #ifdef SMLA_TIMELINE
 namespace smla_timeline {
 
