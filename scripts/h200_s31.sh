@@ -27,9 +27,13 @@
 #   wide      the fp8 cache's output in stores of 4 adjacent dims (SMLA_EXP_WIDE_OUTPUT;
 #             .devcarry/bin/tuner_wide, and tuner_tlwide with SMLA_TIMELINE=100 too) against this
 #             tree's: merges 1 and 4 at batches 1-256, two rounds; then batch 64's timeline.
-# Usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu|lean|probe|wide
+#   check     the 4-dim output stores (b0ee4fa) against the tree before them (.devcarry/bin/tuner_old,
+#             1acbf49's build, whose switch was off): merges 1, 2 and 4 at batches 1-256, two
+#             rounds; then gpu_sparse_mla_whole_rows and, in the call's remaining budget (BUDGET_S,
+#             default 560), the 16-head fp8 part of the correctness matrix (h200_s15.sh matrix).
+# Usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu|lean|probe|wide|check
 #   (carry .devcarry; logs in $OUT/s31_STEP.tgz)
-step=${1:?usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu|lean|probe|wide}
+step=${1:?usage: scripts/h200_s31.sh ab|timeline|all|epilogue|ncu|lean|probe|wide|check}
 source scripts/device_call_env.sh
 source scripts/bench_ab.sh
 logs=$out/s31_$step
@@ -91,8 +95,15 @@ wide() {
   tl_run timeline tl_timeline 64 256 "epilogue|of it|split end"
   tl_run tlwide tl_tlwide 64 256 "epilogue|of it|split end"
 }
+check() {
+  bench_ab "$logs" 1,8,32,64,128,256 "$winners,merge=1|2|4,target_ctas=0|256|512|1024" merge
+  bench_ab_summary "$logs" merge target_ctas
+  run_gpu_test "$logs/whole_rows.log" 150 gpu_sparse_mla_whole_rows
+  BUDGET_S=$((${BUDGET_S:-560} - $(date +%s) + began)) bash scripts/h200_s15.sh matrix fp8_ds_mla:4
+}
 case $step in
   ab) ab ;;
+  check) check ;;
   wide) wide ;;
   lean) lean ;;
   probe) ncu_epilogue && lean ;;
@@ -100,6 +111,7 @@ case $step in
   epilogue) epilogue ;;
   timeline) timeline ;;
   all) ab && timeline ;;
-  *) echo "unknown step '$step': use ab, timeline, all, epilogue, ncu, lean, probe or wide" >&2; exit 2 ;;
+  *) echo "unknown step '$step': use ab, timeline, all, epilogue, ncu,\
+  lean, probe, wide or check" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s31_$step.tgz" "s31_$step" && rm -rf "$logs"
