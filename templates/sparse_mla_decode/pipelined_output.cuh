@@ -126,6 +126,13 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
     lse_out = reinterpret_cast<float*>(smem + kExchange.lse_offset);
     lse_row = 1;
   }
+  const auto store_lse = [&](int row, float value) {
+    if (single_split) {
+      p.lse[first_bh + row] = value;
+    } else {
+      lse_out[row * lse_row] = value;
+    }
+  };
   if constexpr (KV_FORMAT == smla::kFp8DsMla) {
     for_each_quad<BLOCK_H, NUM_WARPS>(
         acc, p.n_local_heads - work.first_head, value_scale,
@@ -142,13 +149,7 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
                 make_float4(v0, v1, v2, v3);
           }
         },
-        [&](int row, float value) {
-          if (single_split) {
-            p.lse[first_bh + row] = value;
-          } else {
-            lse_out[row * lse_row] = value;
-          }
-        });
+        store_lse);
     return;
   }
   for_each_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
@@ -165,13 +166,7 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
           *reinterpret_cast<float2*>(partial + row * partial_row + dim) = make_float2(lo, hi);
         }
       },
-      [&](int row, float value) {
-        if (single_split) {
-          p.lse[first_bh + row] = value;
-        } else {
-          lse_out[row * lse_row] = value;
-        }
-      });
+      store_lse);
 }
 
 }  // namespace smla_pipe
