@@ -17,14 +17,19 @@ __device__ __forceinline__ int output_dim(int first_dim, int n, int j) {
   return first_dim + n * 8 + 2 * c + j % 2;
 }
 
-// Calls pair(row, dim, lo, hi) for each two adjacent output dims this thread holds and lse(row,
-// value) once per row, normalised, for the rows below the local heads; value_scale undoes the
-// bitwise unpack's 2^-8 on V (1 otherwise). write_output calls it for bf16 caches (fp8 caches:
-// for_each_quad).
+// A row's lse (natural log) from its running maximum (log2 units) and sum; -inf for no token.
+__device__ __forceinline__ float row_lse(float row_max, float sum) {
+  return sum > 0.f ? (row_max + log2f(sum)) * 0.69314718055994531f : ptx::neg_inf();
+}
+
+// bf16 caches: calls pair(row, dim, lo, hi) for each two adjacent output dims this thread holds and
+// lse(row, value) once per row, normalised, for the rows below the local heads; value_scale undoes
+// the bitwise unpack's 2^-8 on V (1 otherwise). fp8 caches store 4 dims at a time: for_each_quad.
 template <int BLOCK_H, int NUM_WARPS, int KV_FORMAT, typename Pair, typename Lse>
 __device__ __forceinline__ void for_each_output(Accumulator<BLOCK_H, NUM_WARPS>& acc,
                                                 int heads_left, float value_scale, Pair&& pair,
                                                 Lse&& lse) {
+  static_assert(KV_FORMAT != smla::kFp8DsMla, "fp8 caches: for_each_quad");
   using Acc = Accumulator<BLOCK_H, NUM_WARPS>;
   const int lane = threadIdx.x % 32;
   const int first_dim = (threadIdx.x / 32) * (smla::kLatentDim / NUM_WARPS);
@@ -38,22 +43,18 @@ __device__ __forceinline__ void for_each_output(Accumulator<BLOCK_H, NUM_WARPS>&
       const int row = m * 16 + lane / 4 + half * 8;
       if (row >= heads_left) continue;
       const float inv_sum = sum > 0.f ? value_scale / sum : 0.f;
-      // Two adjacent dims per store (8-byte partials, 4-byte bf16 pairs): n-tiles n, n + 1 of one
-      // element on fp8 caches, elements j, j + 1 of one n-tile on bf16 (see output_dim).
-      constexpr bool kPairTiles = KV_FORMAT == smla::kFp8DsMla;
+      // Two adjacent dims per store (8-byte partials, 4-byte bf16 pairs): elements j, j + 1 of
+      // one n-tile (see output_dim). The j loop runs once; as a plain j = half * 2, ptxas
+      // schedules the bf16 kernels differently from the SASS the device verified.
 #pragma unroll
-      for (int n = 0; n < Acc::kNTiles; n += kPairTiles ? 2 : 1) {
+      for (int n = 0; n < Acc::kNTiles; ++n) {
 #pragma unroll
-        for (int j = half * 2; j < half * 2 + 2; j += kPairTiles ? 1 : 2) {
-          const float hi = kPairTiles ? acc.value[m][n + 1][j] : acc.value[m][n][j + 1];
+        for (int j = half * 2; j < half * 2 + 2; j += 2) {
           pair(row, output_dim<KV_FORMAT>(first_dim, n, j), acc.value[m][n][j] * inv_sum,
-               hi * inv_sum);
+               acc.value[m][n][j + 1] * inv_sum);
         }
       }
-      if (threadIdx.x < 32 && lane % 4 == 0) {
-        lse(row, sum > 0.f ? (acc.row_max[m][half] + log2f(sum)) * 0.69314718055994531f
-                           : ptx::neg_inf());
-      }
+      if (threadIdx.x < 32 && lane % 4 == 0) lse(row, row_lse(acc.row_max[m][half], sum));
     }
   }
 }
@@ -93,10 +94,7 @@ __device__ __forceinline__ void for_each_quad(Accumulator<BLOCK_H, NUM_WARPS>& a
              acc.value[m][n + 1][j] * scale, acc.value[m][n][j + 1] * scale,
              acc.value[m][n + 1][j + 1] * scale);
       }
-      if (threadIdx.x < 32 && lane % 4 == 0) {
-        lse(row, sum[half] > 0.f ? (acc.row_max[m][half] + log2f(sum[half])) * 0.69314718055994531f
-                                 : ptx::neg_inf());
-      }
+      if (threadIdx.x < 32 && lane % 4 == 0) lse(row, row_lse(acc.row_max[m][half], sum[half]));
     }
   }
 }
@@ -150,23 +148,23 @@ __device__ __forceinline__ void write_output(const smla::SplitParams& p,
           }
         },
         store_lse);
-    return;
+  } else {
+    for_each_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
+        acc, p.n_local_heads - work.first_head, value_scale,
+        [&](int row, int dim, float lo, float hi) {
+          if (single_split) {
+            *reinterpret_cast<unsigned*>(p.out + (first_bh + row) * smla::kLatentDim + dim) =
+                ptx::pack_bf16x2(lo, hi);
+          } else if (bf16_partials) {
+            *reinterpret_cast<unsigned*>(
+                reinterpret_cast<unsigned short*>(p.partial_out) + (first_bh + row) * partial_row +
+                work.part * smla::kLatentDim + dim) = ptx::pack_bf16x2(lo, hi);
+          } else {
+            *reinterpret_cast<float2*>(partial + row * partial_row + dim) = make_float2(lo, hi);
+          }
+        },
+        store_lse);
   }
-  for_each_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(
-      acc, p.n_local_heads - work.first_head, value_scale,
-      [&](int row, int dim, float lo, float hi) {
-        if (single_split) {
-          *reinterpret_cast<unsigned*>(p.out + (first_bh + row) * smla::kLatentDim + dim) =
-              ptx::pack_bf16x2(lo, hi);
-        } else if (bf16_partials) {
-          *reinterpret_cast<unsigned*>(
-              reinterpret_cast<unsigned short*>(p.partial_out) + (first_bh + row) * partial_row +
-              work.part * smla::kLatentDim + dim) = ptx::pack_bf16x2(lo, hi);
-        } else {
-          *reinterpret_cast<float2*>(partial + row * partial_row + dim) = make_float2(lo, hi);
-        }
-      },
-      store_lse);
 }
 
 }  // namespace smla_pipe
