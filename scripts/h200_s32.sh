@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Device steps written in the thirty-second session (2026-12-05); any sm_90 card (H200 or H100):
+#   pad   the balanced division with row padding (schedule.h's SMLA_ROW_PAD: a CTA whose range
+#         crosses into a row gets PAD fewer real tiles; .devcarry/bin/tuner_pad1 and tuner_pad2,
+#         built with the header's default set to 1 and 2) against this tree's tuner (PAD 0):
+#         schedule 2 under both launch bounds (merges 1 and 4), and schedule 0's best for
+#         reference (this tree's build only: the padding does not touch it), at the batches where
+#         schedule 2 won or came within 4 % (66-72, 92-104, 136-192, 272-400); two rounds on one
+#         machine. `tuner bench` verifies every config against the reference first.
+# Usage: scripts/h200_s32.sh pad   (carry .devcarry; logs in $OUT/s32_STEP.tgz)
+step=${1:?usage: scripts/h200_s32.sh pad}
+source scripts/device_call_env.sh
+source scripts/bench_ab.sh
+logs=$out/s32_$step
+mkdir -p "$logs"
+common="block_h=16,kv_unpack=0,mma_path=1,producers=2,num_warps=4,block_t=64,num_stages=2"
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
+pad() {
+  local s2="$common,merge=1|4,schedule=2,target_ctas=128,ctas_per_sm=1|2"
+  local both="$common,merge=1|4,schedule=0|2,target_ctas=0|128|256|1024,ctas_per_sm=1|2"
+  local group batches
+  for group in low high; do
+    batches=${LOW:-66,69,72,92,96,104}
+    [ $group = low ] || batches=${HIGH:-136,160,192,272,336,400}
+    mkdir -p "$logs/$group"
+    AB_BUILDS="new pad1 pad2" bench_ab "$logs/$group" "$batches" "$both" schedule,ctas_per_sm "$s2"
+    AB_BUILDS="new pad1 pad2" bench_ab_summary "$logs/$group" schedule ctas_per_sm merge
+  done
+  grep -hE "wrong|mismatch|FAIL" "$logs"/*/*.log | head -5
+}
+case $step in
+  pad) pad ;;
+  *) echo "unknown step '$step': use pad" >&2; exit 2 ;;
+esac
+tar -C "$out" -czf "$out/s32_$step.tgz" "s32_$step" && rm -rf "$logs"
