@@ -27,7 +27,7 @@ TEST_CASE("balanced schedule: equal ranges, and the closed forms match a walk ov
         CAPTURE(rows);
         CAPTURE(tiles_per_row);
         CAPTURE(ctas);
-        const smla::Balance balance{total, ctas, tiles_per_row, 0};
+        const smla::Balance balance{total, ctas, tiles_per_row};
         std::vector<int> owner(static_cast<std::size_t>(total), -1);
         long long expected_first = 0;
         for (int cta = 0; cta < ctas; ++cta) {

@@ -55,9 +55,8 @@ bool plan_balanced(const DecodeDims& dims, const GeometryParams& params,
 int max_parts_by_cta_starts(const smla::Balance& balance) {
   const long long step = balance.total_tiles / balance.ctas;   // a CTA's tiles, rounded down
   const long long extra = balance.total_tiles % balance.ctas;  // c G mod N grows by this
-  const int span = smla::row_span(balance);                    // a row's virtual tiles
-  const long long step_rows = step / span;
-  const int step_pos = static_cast<int>(step % span);
+  const long long step_rows = step / balance.tiles_per_row;
+  const int step_pos = static_cast<int>(step % balance.tiles_per_row);
   long long remainder = 0;  // c G mod N
   long long row = 0;        // CTA c's first row, and its first tile in that row
   int pos = 0;
@@ -72,14 +71,13 @@ int max_parts_by_cta_starts(const smla::Balance& balance) {
     }
     long long next_row = row + step_rows;
     pos += advance;
-    if (pos >= span) {
-      pos -= span;
+    if (pos >= balance.tiles_per_row) {
+      pos -= balance.tiles_per_row;
       ++next_row;
     }
     // In the same row: one more part. In a later row: this CTA is its first part when it starts
-    // on the row's first real tile or in the padding before it, else its second (CTA c - 1 holds
-    // the row's first tiles).
-    parts = next_row == row ? parts + 1 : (pos <= balance.pad ? 1 : 2);
+    // on the row's first tile, else its second (CTA c - 1 holds the row's first tiles).
+    parts = next_row == row ? parts + 1 : (pos == 0 ? 1 : 2);
     row = next_row;
     most = std::max(most, parts);
   }
@@ -87,7 +85,7 @@ int max_parts_by_cta_starts(const smla::Balance& balance) {
 }
 
 int max_row_parts(const smla::Balance& balance) {
-  const long long rows = balance.total_tiles / smla::row_span(balance);
+  const long long rows = balance.total_tiles / balance.tiles_per_row;
   if (rows * 3 >= balance.ctas) return max_parts_by_cta_starts(balance);
   int most = 1;
   for (long long row = 0; row < rows; ++row)

@@ -29,66 +29,27 @@ enum Schedule : int { kScheduleSplits = 0, kScheduleBalanced = 1, kScheduleWhole
 // The schedules that run one wave of CTAs over the tiles, crossing rows (1 and 2).
 SMLA_HD constexpr bool divides_tiles(int schedule) { return schedule != kScheduleSplits; }
 
-// Row padding (SMLA_ROW_PAD, 0 unless an experiment defines it before this header): the division
-// counts PAD virtual tiles before each row's first, so that a CTA whose range crosses into a row
-// (a second epilogue, a second q) gets PAD fewer real tiles. Applied only where every CTA's range
-// keeps >= PAD + 1 virtual tiles, so that no range is padding only.
-#ifndef SMLA_ROW_PAD
-#define SMLA_ROW_PAD 0
-#endif
-
-// The balanced schedule's division of G global tiles over N CTAs (1 <= N <= G), counted in
-// virtual tiles: rows x (tiles_per_row + pad).
+// The balanced schedule's division of G global tiles over N CTAs (1 <= N <= G).
 struct Balance {
-  long long total_tiles;  // G, virtual
+  long long total_tiles;  // G
   int ctas;               // N
   int tiles_per_row;
-  int pad;
 };
-
-SMLA_HD constexpr int row_pad_of(long long rows, int tiles_per_row, int ctas) {
-  return SMLA_ROW_PAD > 0 && ctas > 0 && rows * (tiles_per_row + SMLA_ROW_PAD) / ctas >= SMLA_ROW_PAD + 1
-             ? SMLA_ROW_PAD
-             : 0;
-}
-
-SMLA_HD constexpr Balance balance_over_rows(long long rows, int tiles_per_row, int ctas) {
-  const int pad = row_pad_of(rows, tiles_per_row, ctas);
-  return {rows * (tiles_per_row + pad), ctas, tiles_per_row, pad};
-}
 
 // The division of `batch` x head_groups rows of tiles_per_row tiles over `ctas` CTAs.
 SMLA_HD constexpr Balance balance_of(int batch, int head_groups, int tiles_per_row, int ctas) {
-  return balance_over_rows(static_cast<long long>(batch) * head_groups, tiles_per_row, ctas);
-}
-
-// A virtual row's length, and the real tiles of the division.
-SMLA_HD constexpr int row_span(const Balance& balance) {
-  return balance.tiles_per_row + balance.pad;
-}
-SMLA_HD constexpr long long real_tiles(const Balance& balance) {
-  return balance.total_tiles / row_span(balance) * balance.tiles_per_row;
-}
-
-// The first real tile at or after virtual tile v.
-SMLA_HD constexpr long long real_of_virtual(const Balance& balance, long long v) {
-  const long long row = v / row_span(balance);
-  const int pos = static_cast<int>(v - row * row_span(balance)) - balance.pad;
-  return row * balance.tiles_per_row + (pos > 0 ? pos : 0);
+  return {static_cast<long long>(batch) * head_groups * tiles_per_row, ctas, tiles_per_row};
 }
 
 SMLA_HD constexpr long long first_tile_of_cta(const Balance& balance, int cta) {
-  return real_of_virtual(balance,
-                         static_cast<long long>(cta) * balance.total_tiles / balance.ctas);
+  return static_cast<long long>(cta) * balance.total_tiles / balance.ctas;
 }
 
-// The CTA whose range holds real tile g: with v its virtual tile, the largest c with
-// floor(c G / N) <= v, i.e. c = ceil((v + 1) N / G) - 1.
+// The CTA whose range holds global tile g: the largest c with floor(c G / N) <= g, i.e.
+// c = ceil((g + 1) N / G) - 1.
 SMLA_HD constexpr int cta_of_tile(const Balance& balance, long long tile) {
-  const long long row = tile / balance.tiles_per_row;
-  const long long v = tile + row * balance.pad + balance.pad;
   return static_cast<int>(
-      ((v + 1) * balance.ctas + balance.total_tiles - 1) / balance.total_tiles - 1);
+      ((tile + 1) * balance.ctas + balance.total_tiles - 1) / balance.total_tiles - 1);
 }
 
 // The CTAs that hold a row's tiles: parts first_cta .. first_cta + count - 1; a CTA's part index
@@ -117,7 +78,7 @@ SMLA_HD constexpr WholeRows whole_rows_of(long long rows, int ctas) {
 // no tail rows it holds no CTA: nothing may be asked of it then.
 SMLA_HD constexpr Balance tail_balance(int tail_rows, int tiles_per_row, int ctas) {
   const long long tiles = static_cast<long long>(tail_rows) * tiles_per_row;
-  return balance_over_rows(tail_rows, tiles_per_row, static_cast<int>(tiles < ctas ? tiles : ctas));
+  return {tiles, static_cast<int>(tiles < ctas ? tiles : ctas), tiles_per_row};
 }
 
 // Under kScheduleWholeRows CTA `cta` runs two pieces as one run of tiles 0 .. count - 1: its share
@@ -133,8 +94,8 @@ struct CtaTiles {
 SMLA_HD constexpr CtaTiles whole_rows_tiles(int tail_rows, int whole_rows, int tiles_per_row,
                                             int ctas, int cta) {
   const Balance tail = tail_balance(tail_rows, tiles_per_row, ctas);
-  const long long tail_first = cta < tail.ctas ? first_tile_of_cta(tail, cta) : real_tiles(tail);
-  const long long tail_end = cta < tail.ctas ? first_tile_of_cta(tail, cta + 1) : real_tiles(tail);
+  const long long tail_first = cta < tail.ctas ? first_tile_of_cta(tail, cta) : tail.total_tiles;
+  const long long tail_end = cta < tail.ctas ? first_tile_of_cta(tail, cta + 1) : tail.total_tiles;
   const long long rows_first =
       (tail_rows + static_cast<long long>(cta) * whole_rows) * tiles_per_row;
   return {static_cast<int>(tail_first),
