@@ -6,7 +6,9 @@
 #         schedule 2 under both launch bounds (merges 1 and 4), and schedule 0's best for
 #         reference (this tree's build only: the padding does not touch it), at the batches where
 #         schedule 2 won or came within 4 % (66-72, 92-104, 136-192, 272-400); two rounds on one
-#         machine. `tuner bench` verifies every config against the reference first.
+#         machine. `tuner bench` verifies every config against the reference first. Measured on
+#         c850348 (run 1, H100: 0.2-7 % slower at every batch) and taken out again: building the
+#         variants needs that commit's schedule.h (`git show c850348`).
 # Usage: scripts/h200_s32.sh pad   (carry .devcarry; logs in $OUT/s32_STEP.tgz)
 step=${1:?usage: scripts/h200_s32.sh pad}
 source scripts/device_call_env.sh
