@@ -9,8 +9,12 @@
 #         machine. `tuner bench` verifies every config against the reference first. Measured on
 #         c850348 (run 1, H100: 0.2-7 % slower at every batch) and taken out again: building the
 #         variants needs that commit's schedule.h (`git show c850348`).
-# Usage: scripts/h200_s32.sh pad   (carry .devcarry; logs in $OUT/s32_STEP.tgz)
-step=${1:?usage: scripts/h200_s32.sh pad}
+#   all   every survivor of the sm_90 plan (`tuner bench --all`) at the batches the reference sweep
+#         left under 60 % of copy (69, 72, 92; BATCHES overrides), the 8 fastest per batch and the
+#         fastest per schedule x merge x BLOCK_T: does the sweep's batch search pass over a faster
+#         config there? (The sweep screened 24 configs at 69-72 and 92.)
+# Usage: scripts/h200_s32.sh pad|all   (carry .devcarry; logs in $OUT/s32_STEP.tgz)
+step=${1:?usage: scripts/h200_s32.sh pad|all}
 source scripts/device_call_env.sh
 source scripts/bench_ab.sh
 logs=$out/s32_$step
@@ -30,8 +34,19 @@ pad() {
   done
   grep -hE "wrong|mismatch|FAIL" "$logs"/*/*.log | head -5
 }
+all_survivors() {
+  XDG_CACHE_HOME=/tmp/s32_all_cache timeout "${ALL_LIMIT_S:-400}" build/tuner/tuner bench --all \
+    --no-default --batches "${BATCHES:-69,72,92}" --top 8 --best-per schedule,merge,block_t \
+    >"$logs/all.log" 2>&1
+  echo "bench --all rc=$? at $(($(date +%s) - began)) s"
+  head -n 2 "$logs/all.log" | cut -c1-160
+  grep -E "^ +[0-9]+ block_t" "$logs/all.log" | sed -E 's/ +/ /g; s/(block_h|kv_unpack|producers|num_warps|mma_path)=[0-9]+ //g' |
+    awk '{ tag = ""; for (i = 17; i <= NF; i++) tag = tag " " $i; print $1, $2, $3, $4, $5, $6, $7, $8, $9, $15, tag }'
+  echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs/all.log")"
+}
 case $step in
   pad) pad ;;
-  *) echo "unknown step '$step': use pad" >&2; exit 2 ;;
+  all) all_survivors ;;
+  *) echo "unknown step '$step': use pad or all" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s32_$step.tgz" "s32_$step" && rm -rf "$logs"
