@@ -13,8 +13,14 @@
 #         left under 60 % of copy (69, 72, 92; BATCHES overrides), the 8 fastest per batch and the
 #         fastest per schedule x merge x BLOCK_T: does the sweep's batch search pass over a faster
 #         config there? (The sweep screened 24 configs at 69-72 and 92.)
-# Usage: scripts/h200_s32.sh pad|all   (carry .devcarry; logs in $OUT/s32_STEP.tgz)
-step=${1:?usage: scripts/h200_s32.sh pad|all}
+#   regids  schedule 2's fp8 kernels with the token ids loaded into registers a tile ahead, as
+#         schedule 0 loads them (SMLA_EXP_REG_IDS; .devcarry/bin/tuner_regids from
+#         `scripts/devcarry_variant_tuner.sh regids SMLA_EXP_REG_IDS`), against this tree's (ids
+#         staged by cp.async, producer_ids.cuh): schedule 2 under both launch bounds, merges 1 and 4,
+#         at 66-400, two rounds (the twenty-sixth session timed the staging 1-3 % slower at 64-72
+#         and 2-4 % faster at 264-432 on an H200, before f00eb06 moved its read before the wait).
+# Usage: scripts/h200_s32.sh pad|all|regids   (carry .devcarry; logs in $OUT/s32_STEP.tgz)
+step=${1:?usage: scripts/h200_s32.sh pad|all|regids}
 source scripts/device_call_env.sh
 source scripts/bench_ab.sh
 logs=$out/s32_$step
@@ -44,9 +50,16 @@ all_survivors() {
     awk '{ tag = ""; for (i = 17; i <= NF; i++) tag = tag " " $i; print $1, $2, $3, $4, $5, $6, $7, $8, $9, $15, tag }'
   echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs/all.log")"
 }
+regids() {
+  AB_BUILDS="new regids" bench_ab "$logs" "${BATCHES:-66,72,92,96,136,160,192,272,336,400}" \
+    "$common,merge=1|4,schedule=2,target_ctas=128,ctas_per_sm=1|2" ctas_per_sm
+  AB_BUILDS="new regids" bench_ab_summary "$logs" ctas_per_sm merge
+  echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
+}
 case $step in
   pad) pad ;;
+  regids) regids ;;
   all) all_survivors ;;
-  *) echo "unknown step '$step': use pad or all" >&2; exit 2 ;;
+  *) echo "unknown step '$step': use pad, all or regids" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/s32_$step.tgz" "s32_$step" && rm -rf "$logs"
