@@ -13,17 +13,12 @@
 #include "common/ptx.cuh"
 #include "sparse_mla_decode/params.h"
 #include "sparse_mla_decode/pipelined_work.cuh"
-#include "sparse_mla_decode/timeline.cuh"  // SMLA_EXP_REG_IDS (an experiment switch)
 
 namespace smla_pipe {
 
 template <int KV_FORMAT, int SCHEDULE>
 __host__ __device__ constexpr bool stages_ids() {
-#ifdef SMLA_EXP_REG_IDS
-  return KV_FORMAT == smla::kBf16;  // the tile-dividing schedules' fp8 kernels load ids as schedule 0
-#else
   return KV_FORMAT == smla::kBf16 || smla::divides_tiles(SCHEDULE);
-#endif
 }
 
 // One producer thread's rows of a tile: thread + k * THREADS for k < ROWS (those < BLOCK_T).
