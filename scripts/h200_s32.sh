@@ -19,6 +19,8 @@
 #         staged by cp.async, producer_ids.cuh): schedule 2 under both launch bounds, merges 1 and 4,
 #         at 66-400, two rounds (the twenty-sixth session timed the staging 1-3 % slower at 64-72
 #         and 2-4 % faster at 264-432 on an H200, before f00eb06 moved its read before the wait).
+#         Measured on 4bfc929's switch (run 4, H100: registers 0.4-2.4 % slower at every batch) and
+#         taken out again (`git show 4bfc929` to rebuild the variant).
 # Usage: scripts/h200_s32.sh pad|all|regids   (carry .devcarry; logs in $OUT/s32_STEP.tgz)
 step=${1:?usage: scripts/h200_s32.sh pad|all|regids}
 source scripts/device_call_env.sh
