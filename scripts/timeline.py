@@ -18,6 +18,7 @@ SPLIT_MARKS = ["entry", "ids_loaded", "issued0", "q_ready", "first_full", "last_
                "computed", "written"]
 # Logs from the thirty-first session on carry two more: the epilogue's row sums and trigger.
 SPLIT_MARKS_EPILOGUE = SPLIT_MARKS + ["row_sums", "dependents"]
+SPLIT_LENGTHS = (len(SPLIT_MARKS), len(SPLIT_MARKS_EPILOGUE))
 
 
 def parse(paths):
@@ -30,8 +31,7 @@ def parse(paths):
                 continue
             launch, sm = int(fields[2]), int(fields[7])
             stamps = [int(v) for v in fields[8:]]
-            split_lengths = (len(SPLIT_MARKS), len(SPLIT_MARKS_EPILOGUE))
-            if fields[1] == "split" and len(stamps) in split_lengths:
+            if fields[1] == "split" and len(stamps) in SPLIT_LENGTHS:
                 split[launch].append((sm, dict(zip(SPLIT_MARKS_EPILOGUE, stamps))))
             elif fields[1] == "combine" and len(stamps) == 3:
                 combine[launch].append((sm, dict(zip(["entry", "waited", "end"], stamps))))
