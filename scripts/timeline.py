@@ -32,7 +32,9 @@ def parse(paths):
             launch, sm = int(fields[2]), int(fields[7])
             stamps = [int(v) for v in fields[8:]]
             if fields[1] == "split" and len(stamps) in SPLIT_LENGTHS:
-                split[launch].append((sm, dict(zip(SPLIT_MARKS_EPILOGUE, stamps))))
+                marks = dict(zip(SPLIT_MARKS_EPILOGUE, stamps))
+                marks["block"] = tuple(int(v) for v in fields[3:6])  # blockIdx x, y, z
+                split[launch].append((sm, marks))
             elif fields[1] == "combine" and len(stamps) == 3:
                 combine[launch].append((sm, dict(zip(["entry", "waited", "end"], stamps))))
     return split, combine
@@ -50,6 +52,24 @@ def spread(values):
 
 def us(ns):
     return ns / 1000.0
+
+
+def print_placement(ctas, per_sm):
+    """Which CTAs the block scheduler put together: on the SMs holding two, the gap between their
+    linear CTA indices (x fastest), most common first. schedule.h's division_cta expects a wave of
+    N CTAs at two an SM to pair CTAs c and c + N / 2."""
+    width = max(m["block"][0] for _, m in ctas) + 1
+    height = max(m["block"][1] for _, m in ctas) + 1
+    by_sm = collections.defaultdict(list)
+    for sm, m in ctas:
+        x, y, z = m["block"]
+        by_sm[sm].append((z * height + y) * width + x)
+    gaps = collections.Counter(abs(a - b) for a, b in
+                               (indices for indices in by_sm.values() if len(indices) == 2))
+    if gaps:
+        common = ", ".join(f"{gap} on {count}" for gap, count in gaps.most_common(3))
+        print(f"  {'SMs holding 2: CTA index gap (N/2 = ' + str((len(ctas) + 1) // 2) + ')':<44} "
+              f"{common} of {sum(gaps.values())} SMs")
 
 
 def summarize(launch, ctas, combine, next_start):
@@ -91,6 +111,7 @@ def summarize(launch, ctas, combine, next_start):
         last_by_sm[sm] = max(last_by_sm.get(sm, 0), m["written"])
     print(f"  {'each SM, its last CTA written':<44} "
           f"{spread([us(end - t0) for end in last_by_sm.values()])}")
+    print_placement(ctas, per_sm)
     split_end = max(m["written"] for _, m in ctas)
     if combine:
         print(f"  combine: {len(combine)} CTAs; start {spread([us(m['entry'] - t0) for _, m in combine])}")

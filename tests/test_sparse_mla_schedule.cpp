@@ -62,6 +62,47 @@ TEST_CASE("balanced schedule: equal ranges, and the closed forms match a walk ov
   CHECK(checked_rows > 1000);
 }
 
+// division_cta: a bijection of the grid's CTAs onto the division's, and CTAs c and c + ceil(N / 2)
+// (one SM's pair under the placement schedule.h expects) hold floor or ceil(2 G / N) tiles
+// together. Counted here from first_tile_of_cta, whose ranges the case above checks; the pair
+// bound is what the plain order (c -> c) misses: at 92 rows of 32 tiles over 264 CTAs its pairs
+// hold 24 tiles where ceil(2 G / N) is 23 (checked below as a case that could fail).
+TEST_CASE("balanced schedule: the division order pairs an SM's two CTAs to even loads") {
+  const auto tiles_of = [](const smla::Balance& balance, int cta) {
+    return smla::first_tile_of_cta(balance, cta + 1) - smla::first_tile_of_cta(balance, cta);
+  };
+  for (const long long total : {1LL, 7LL, 2208LL, 2944LL, 4352LL, 65536LL}) {
+    for (const int ctas : {1, 2, 3, 131, 132, 263, 264, 1000}) {
+      if (ctas > total) continue;
+      CAPTURE(total);
+      CAPTURE(ctas);
+      const smla::Balance balance{total, ctas, 32};
+      std::vector<int> seen(static_cast<std::size_t>(ctas), 0);
+      for (int cta = 0; cta < ctas; ++cta) {
+        const int index = smla::division_cta(cta, ctas);
+        REQUIRE(index >= 0);
+        REQUIRE(index < ctas);
+        ++seen[static_cast<std::size_t>(index)];
+      }
+      CHECK(std::count(seen.begin(), seen.end(), 1) == ctas);
+      const int half = (ctas + 1) / 2;
+      const long long most = (2 * total + ctas - 1) / ctas;
+      for (int cta = 0; cta + half < ctas; ++cta) {
+        const long long pair = tiles_of(balance, smla::division_cta(cta, ctas)) +
+                               tiles_of(balance, smla::division_cta(cta + half, ctas));
+        CHECK(pair <= most);
+        CHECK(pair >= 2 * total / ctas);
+      }
+    }
+  }
+  const smla::Balance batch92{92 * 32, 264, 32};
+  long long plain_most = 0;
+  for (int cta = 0; cta < 132; ++cta) {
+    plain_most = std::max(plain_most, tiles_of(batch92, cta) + tiles_of(batch92, cta + 132));
+  }
+  CHECK(plain_most == 24);
+}
+
 namespace {
 
 ClusterCapacity resident(int ctas) {

@@ -27,10 +27,15 @@ __device__ __forceinline__ smla::Balance balance_of(const smla::SplitParams& p) 
   return smla::balance_of(p.batch, p.head_groups, p.tiles_per_row, p.balanced_ctas);
 }
 
+// This CTA's index in the tile-dividing schedules' division (schedule.h's division_cta).
+__device__ __forceinline__ int division_cta(const smla::SplitParams& p) {
+  return smla::division_cta(static_cast<int>(blockIdx.x), p.balanced_ctas);
+}
+
 // kScheduleWholeRows: CTA c's share of the tail rows' tiles, then its whole rows (schedule.h).
 __device__ __forceinline__ WorkRange whole_rows_range(const smla::SplitParams& p) {
-  const smla::CtaTiles tiles = smla::whole_rows_tiles(
-      p.tail_rows, p.whole_rows, p.tiles_per_row, p.balanced_ctas, static_cast<int>(blockIdx.x));
+  const smla::CtaTiles tiles = smla::whole_rows_tiles(p.tail_rows, p.whole_rows, p.tiles_per_row,
+                                                      p.balanced_ctas, division_cta(p));
   return {tiles.first, tiles.first + tiles.count, nullptr, 0, tiles.jump_tile, tiles.jump};
 }
 
@@ -43,7 +48,7 @@ __device__ __forceinline__ WorkRange work_range(const smla::SplitParams& p) {
   if (SCHEDULE == smla::kScheduleWholeRows) return whole_rows_range(p);
   if (SCHEDULE == smla::kScheduleBalanced) {
     const smla::Balance balance = balance_of(p);
-    const int cta = static_cast<int>(blockIdx.x);
+    const int cta = division_cta(p);
     return {static_cast<int>(smla::first_tile_of_cta(balance, cta)),
             static_cast<int>(smla::first_tile_of_cta(balance, cta + 1)),
             nullptr,
@@ -117,12 +122,12 @@ __device__ __forceinline__ RowWork row_work(const smla::SplitParams& p, const Wo
     if (row >= p.tail_rows) return {row / p.head_groups, (row % p.head_groups) * BLOCK_H, 0, true};
     const smla::RowParts parts =
         smla::row_parts(smla::tail_balance(p.tail_rows, p.tiles_per_row, p.balanced_ctas), row);
-    return {row / p.head_groups, (row % p.head_groups) * BLOCK_H,
-            static_cast<int>(blockIdx.x) - parts.first_cta, parts.count == 1};
+    return {row / p.head_groups, (row % p.head_groups) * BLOCK_H, division_cta(p) - parts.first_cta,
+            parts.count == 1};
   }
   const smla::RowParts parts = smla::row_parts(balance_of(p), row);
-  return {row / p.head_groups, (row % p.head_groups) * BLOCK_H,
-          static_cast<int>(blockIdx.x) - parts.first_cta, parts.count == 1};
+  return {row / p.head_groups, (row % p.head_groups) * BLOCK_H, division_cta(p) - parts.first_cta,
+          parts.count == 1};
 }
 
 }  // namespace smla_pipe

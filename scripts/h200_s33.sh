@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Device steps written in the thirty-third session (2026-12-05); meant for an H200 (an H100's DRAM,
+# not the SMs' rate, bounds these launches: BENCHMARKS.md section 7, thirty-second session):
+#   pair  schedule.h's division_cta (CTAs c and c + N / 2, expected on one SM, take neighbouring
+#         ranges, so that no SM holds two CTAs of ceil(G / N) tiles) against the plain order
+#         (.devcarry/bin/tuner_old, `scripts/devcarry_old_tuner.sh 81ef82e old`): schedule 2
+#         (merges 1 and 4, both launch bounds) and, as the control whose kernels did not change,
+#         schedule 0 (target_ctas 0, 128, 256), at 69 and 92-400, two rounds.
+#   timeline  the diagnostic tuner (.devcarry/bin/tuner_timeline, `scripts/devcarry_variant_tuner.sh
+#         timeline SMLA_TIMELINE=100`, this tree) at batch 92 (schedule 2) and 69 (schedule 0):
+#         which CTAs the block scheduler puts on one SM (timeline.py's gap line) and each SM's end.
+#   all   every survivor of the sm_90 plan at 69, 72, 92 (BATCHES overrides): the thirty-second
+#         session's owed question (scripts/h200_s32.sh all).
+# Usage: scripts/h200_s33.sh pair|timeline|all   (carry .devcarry; logs in $OUT/s33_STEP.tgz)
+step=${1:?usage: scripts/h200_s33.sh pair|timeline|all}
+source scripts/device_call_env.sh
+source scripts/bench_ab.sh
+logs=$out/s33_$step
+mkdir -p "$logs"
+common="block_h=16,kv_unpack=0,mma_path=1,producers=2,num_warps=4,block_t=64,num_stages=2"
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
+pair() {
+  # schedule 2 is planned at target_ctas 128 only; schedule 0 at all three
+  local where="$common,merge=1|4,schedule=0|2,target_ctas=0|128|256,ctas_per_sm=1|2"
+  AB_BUILDS="old new" bench_ab "$logs" "${BATCHES:-69,92,96,136,160,192,400}" "$where" \
+    schedule,merge
+  AB_BUILDS="old new" bench_ab_summary "$logs" schedule merge
+  echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
+}
+timeline() {
+  source scripts/timeline_step.sh
+  export XDG_CACHE_HOME=/tmp/s33_timeline_cache
+  timeline_step "$logs" b92_s2 92 "$common,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2"
+  timeline_step "$logs" b69_s0 69 "$common,merge=4,schedule=0,target_ctas=256,ctas_per_sm=1"
+  grep -h "gap" "$logs"/*.txt
+}
+case $step in
+  pair) pair ;;
+  timeline) timeline ;;
+  all) bash scripts/h200_s32.sh all ;;
+  *) echo "unknown step '$step': use pair, timeline or all" >&2; exit 2 ;;
+esac
+tar -C "$out" -czf "$out/s33_$step.tgz" "s33_$step" && rm -rf "$logs"
