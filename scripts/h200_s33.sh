@@ -8,7 +8,9 @@
 #         schedule 0 (target_ctas 0, 128, 256), at 69 and 92-400, two rounds.
 #   timeline  the diagnostic tuner (.devcarry/bin/tuner_timeline, `scripts/devcarry_variant_tuner.sh
 #         timeline SMLA_TIMELINE=100`, this tree) at batch 92 (schedule 2) and 69 (schedule 0):
-#         which CTAs the block scheduler puts on one SM (timeline.py's gap line) and each SM's end.
+#         which CTAs the block scheduler puts on one SM (timeline.py's gap line) and each SM's end;
+#         and at 66, where both schedules give each of 264 CTAs 8 tiles of one row, which part of
+#         a launch schedule 2's kernel loses (~3-6 %: the thirty-second session).
 #   all   every survivor of the sm_90 plan at 69, 72, 92 (BATCHES overrides): the thirty-second
 #         session's owed question (scripts/h200_s32.sh all).
 # Usage: scripts/h200_s33.sh pair|timeline|all   (carry .devcarry; logs in $OUT/s33_STEP.tgz)
@@ -32,6 +34,9 @@ timeline() {
   export XDG_CACHE_HOME=/tmp/s33_timeline_cache
   timeline_step "$logs" b92_s2 92 "$common,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2"
   timeline_step "$logs" b69_s0 69 "$common,merge=4,schedule=0,target_ctas=256,ctas_per_sm=1"
+  # 66 rows of 32 tiles: both schedules give each of 264 CTAs 8 tiles of one row
+  timeline_step "$logs" b66_s2 66 "$common,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2"
+  timeline_step "$logs" b66_s0 66 "$common,merge=4,schedule=0,target_ctas=0,ctas_per_sm=1"
   grep -h "gap" "$logs"/*.txt
 }
 case $step in
