@@ -62,6 +62,35 @@ TEST_CASE("balanced schedule: equal ranges, and the closed forms match a walk ov
   CHECK(checked_rows > 1000);
 }
 
+// first_tile_of_cta and cta_of_tile run in 32-bit and float arithmetic (the kernel's 64-bit
+// divisions cost its start and each row's output); checked here against the 64-bit forms they
+// replace, floor(c G / N) and ceil((g + 1) N / G) - 1, written out independently, up to the
+// largest division the host plans (G < 2^31, N <= 65536), with the tiles next to each CTA start.
+TEST_CASE("balanced schedule: the 32-bit forms equal the 64-bit ones up to 2^31 tiles") {
+  long long checked = 0;
+  for (const long long total : {1LL, 97LL, 2944LL, 65535LL, 1000003LL, (1LL << 31) - 1}) {
+    for (const int ctas : {1, 2, 131, 264, 4224, 46341, 65536}) {
+      if (ctas > total) continue;
+      CAPTURE(total);
+      CAPTURE(ctas);
+      const smla::Balance balance{total, ctas, 1};
+      const int step = ctas > 5000 ? 97 : 1;
+      for (int cta = 0; cta <= ctas; cta = cta == ctas ? ctas + 1 : std::min(ctas, cta + step)) {
+        const long long first = static_cast<long long>(cta) * total / ctas;
+        REQUIRE(smla::first_tile_of_cta(balance, cta) == first);
+        if (cta == ctas) continue;
+        for (const long long tile : {first - 1, first, first + 1}) {
+          if (tile < 0 || tile >= total) continue;
+          const long long owner = ((tile + 1) * ctas + total - 1) / total - 1;
+          REQUIRE(smla::cta_of_tile(balance, tile) == owner);
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked > 10000);
+}
+
 // division_cta: a bijection of the grid's CTAs onto the division's, and CTAs c and c + ceil(N / 2)
 // (one SM's pair under the placement schedule.h expects) hold floor or ceil(2 G / N) tiles
 // together. Counted here from first_tile_of_cta, whose ranges the case above checks; the pair

@@ -41,8 +41,15 @@ SMLA_HD constexpr Balance balance_of(int batch, int head_groups, int tiles_per_r
   return {static_cast<long long>(batch) * head_groups * tiles_per_row, ctas, tiles_per_row};
 }
 
+// floor(c G / N) without a 64-bit division, which the kernel ran at its start and before each
+// row's output (two __cuda_sm20_div_s64 calls of ~90 dependent instructions each, where a 32-bit
+// division is ~15): G = q N + r, so c G / N = c q + c r / N with c r < N^2. Holds for G < 2^31
+// (the host plans no launch of more tiles: deploy.cpp) and N <= 65536 (one wave of resident CTAs).
 SMLA_HD constexpr long long first_tile_of_cta(const Balance& balance, int cta) {
-  return static_cast<long long>(cta) * balance.total_tiles / balance.ctas;
+  const unsigned total = static_cast<unsigned>(balance.total_tiles);
+  const unsigned ctas = static_cast<unsigned>(balance.ctas);
+  const unsigned c = static_cast<unsigned>(cta);
+  return static_cast<long long>(c * (total / ctas) + c * (total % ctas) / ctas);
 }
 
 // The division's CTA index of the grid's CTA `cta` (of N = `ctas`): CTAs c and c + ceil(N / 2)
@@ -58,10 +65,14 @@ SMLA_HD constexpr int division_cta(int cta, int ctas) {
 }
 
 // The CTA whose range holds global tile g: the largest c with floor(c G / N) <= g, i.e.
-// c = ceil((g + 1) N / G) - 1.
+// c = ceil((g + 1) N / G) - 1, whose product needs 64 bits. Estimated in float instead (relative
+// error < 2^-21, so within one of c for N <= 65536) and set by one exact step each way.
 SMLA_HD constexpr int cta_of_tile(const Balance& balance, long long tile) {
-  return static_cast<int>(
-      ((tile + 1) * balance.ctas + balance.total_tiles - 1) / balance.total_tiles - 1);
+  const float ratio = static_cast<float>(balance.ctas) / static_cast<float>(balance.total_tiles);
+  int cta = static_cast<int>(static_cast<float>(tile + 1) * ratio);
+  cta = cta < balance.ctas - 1 ? cta : balance.ctas - 1;
+  if (first_tile_of_cta(balance, cta) > tile) return cta - 1;
+  return cta + 1 < balance.ctas && first_tile_of_cta(balance, cta + 1) <= tile ? cta + 1 : cta;
 }
 
 // The CTAs that hold a row's tiles: parts first_cta .. first_cta + count - 1; a CTA's part index
