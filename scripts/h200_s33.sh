@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Device steps written in the thirty-third session (2026-12-05); meant for an H200 (an H100's DRAM,
 # not the SMs' rate, bounds these launches: BENCHMARKS.md section 7, thirty-second session):
-#   pair  schedule.h's division_cta (CTAs c and c + N / 2, expected on one SM, take neighbouring
-#         ranges, so that no SM holds two CTAs of ceil(G / N) tiles) against the plain order
-#         (.devcarry/bin/tuner_old, `scripts/devcarry_old_tuner.sh 81ef82e old`): schedule 2
+#   pair  three builds: old = the plain order (.devcarry/bin/tuner_old, `scripts/devcarry_old_tuner.sh
+#         81ef82e old`); pair = schedule.h's division_cta (CTAs c and c + N / 2, expected on one
+#         SM, take neighbouring ranges, so that no SM holds two CTAs of ceil(G / N) tiles;
+#         `devcarry_old_tuner.sh dc4938e pair`); new = this tree (that, and the division's CTA
+#         starts and owners without the kernel's four 64-bit divisions): schedule 2
 #         (merges 1 and 4, both launch bounds) and, as the control whose kernels did not change,
 #         schedule 0 (target_ctas 0, 128, 256), at 69 and 92-400, two rounds.
 #   timeline  the diagnostic tuner (.devcarry/bin/tuner_timeline, `scripts/devcarry_variant_tuner.sh
@@ -24,9 +26,9 @@ nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
 pair() {
   # schedule 2 is planned at target_ctas 128 only; schedule 0 at all three
   local where="$common,merge=1|4,schedule=0|2,target_ctas=0|128|256,ctas_per_sm=1|2"
-  AB_BUILDS="old new" bench_ab "$logs" "${BATCHES:-69,92,96,136,160,192,400}" "$where" \
+  AB_BUILDS="old pair new" bench_ab "$logs" "${BATCHES:-69,92,96,136,160,192,400}" "$where" \
     schedule,merge
-  AB_BUILDS="old new" bench_ab_summary "$logs" schedule merge
+  AB_BUILDS="old pair new" bench_ab_summary "$logs" schedule merge
   echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
 }
 timeline() {
