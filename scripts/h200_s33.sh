@@ -4,8 +4,9 @@
 #   pair  three builds: old = the plain order (.devcarry/bin/tuner_old, `scripts/devcarry_old_tuner.sh
 #         81ef82e old`); pair = schedule.h's division_cta (CTAs c and c + N / 2, expected on one
 #         SM, take neighbouring ranges, so that no SM holds two CTAs of ceil(G / N) tiles;
-#         `devcarry_old_tuner.sh dc4938e pair`); new = this tree (that, and the division's CTA
-#         starts and owners without the kernel's four 64-bit divisions): schedule 2
+#         `devcarry_old_tuner.sh dc4938e pair`); new = this tree (that, and every division of
+#         the tile-dividing kernels and their combine by a host-made multiplier, schedule.h's
+#         FastDivisor, in place of 64-bit and 32-bit divisions): schedule 2
 #         (merges 1 and 4, both launch bounds) and, as the control whose kernels did not change,
 #         schedule 0 (target_ctas 0, 128, 256), at 69 and 92-400, two rounds.
 #   timeline  the diagnostic tuner (.devcarry/bin/tuner_timeline, `scripts/devcarry_variant_tuner.sh

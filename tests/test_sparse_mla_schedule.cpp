@@ -27,7 +27,7 @@ TEST_CASE("balanced schedule: equal ranges, and the closed forms match a walk ov
         CAPTURE(rows);
         CAPTURE(tiles_per_row);
         CAPTURE(ctas);
-        const smla::Balance balance{total, ctas, tiles_per_row};
+        const smla::Balance balance = smla::make_balance(total, ctas, tiles_per_row);
         std::vector<int> owner(static_cast<std::size_t>(total), -1);
         long long expected_first = 0;
         for (int cta = 0; cta < ctas; ++cta) {
@@ -62,19 +62,20 @@ TEST_CASE("balanced schedule: equal ranges, and the closed forms match a walk ov
   CHECK(checked_rows > 1000);
 }
 
-// first_tile_of_cta and cta_of_tile run in 32-bit and float arithmetic (the kernel's 64-bit
-// divisions cost its start and each row's output); checked here against the 64-bit forms they
-// replace, floor(c G / N) and ceil((g + 1) N / G) - 1, written out independently, up to the
-// largest division the host plans (G < 2^31, N <= 65536), with the tiles next to each CTA start.
-TEST_CASE("balanced schedule: the 32-bit forms equal the 64-bit ones up to 2^31 tiles") {
+// first_tile_of_cta and cta_of_tile run on make_balance's divisors and a float estimate (the
+// kernel's 64-bit divisions cost its start and each row's output); checked here against the
+// 64-bit forms they replace, floor(c G / N) and ceil((g + 1) N / G) - 1, written out
+// independently, up to the largest division the host plans (G < 2^31, N <= kMaxBalancedCtas),
+// with the tiles next to each CTA start.
+TEST_CASE("balanced schedule: the divisor forms equal the 64-bit ones up to 2^31 tiles") {
   long long checked = 0;
   for (const long long total : {1LL, 97LL, 2944LL, 65535LL, 1000003LL, (1LL << 31) - 1}) {
-    for (const int ctas : {1, 2, 131, 264, 4224, 46341, 65536}) {
+    for (const int ctas : {1, 2, 131, 264, 4224, 46339, smla::kMaxBalancedCtas}) {
       if (ctas > total) continue;
       CAPTURE(total);
       CAPTURE(ctas);
-      const smla::Balance balance{total, ctas, 1};
-      const int step = ctas > 5000 ? 97 : 1;
+      const smla::Balance balance = smla::make_balance(total, ctas, 1);
+      const int step = ctas > 5000 ? 7 : 1;
       for (int cta = 0; cta <= ctas; cta = cta == ctas ? ctas + 1 : std::min(ctas, cta + step)) {
         const long long first = static_cast<long long>(cta) * total / ctas;
         REQUIRE(smla::first_tile_of_cta(balance, cta) == first);
@@ -91,6 +92,69 @@ TEST_CASE("balanced schedule: the 32-bit forms equal the 64-bit ones up to 2^31 
   CHECK(checked > 10000);
 }
 
+// quotient(fast_divisor(d), x) against x / d: every x below 2^16 for small divisors, and for
+// divisors across the range the dividends next to multiples of d and next to 2^31.
+TEST_CASE("fast divisor: x / d by a multiply and a shift for 0 <= x < 2^31") {
+  long long checked = 0;
+  for (int d = 1; d <= 300; ++d) {
+    const smla::FastDivisor divisor = smla::fast_divisor(d);
+    for (int x = 0; x < (1 << 16); ++x) {
+      if (smla::quotient(divisor, x) != x / d) {
+        FAIL("quotient(" << x << ") by " << d << " is " << smla::quotient(divisor, x));
+      }
+      ++checked;
+    }
+  }
+  constexpr int kLast = 2147483647;
+  for (const int d :
+       {301, 1000, 46340, 65535, 65536, 1 << 20, 1000003, 1 << 30, kLast - 1, kLast}) {
+    CAPTURE(d);
+    const smla::FastDivisor divisor = smla::fast_divisor(d);
+    for (const long long base :
+         {0LL, 1LL * d, 7LL * d, 12345LL * d, kLast / d * 1LL * d, 1LL * kLast}) {
+      for (long long x = base - 3; x <= base + 3; ++x) {
+        if (x < 0 || x > kLast) continue;
+        REQUIRE(smla::quotient(divisor, static_cast<int>(x)) == x / d);
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked > 19000000);
+}
+
+// tail_division (the kernels' division, from the parameters and the host's multipliers) against
+// tail_balance (the host's, by division), field by field, with the tail rows as the kernel derives
+// them from batch x head groups, the whole rows and the CTAs.
+TEST_CASE("whole rows: the kernels' division from the parameters equals the host's") {
+  int checked = 0;
+  for (const int rows : {1, 7, 66, 92, 264, 272, 416, 2048}) {
+    for (const int tiles_per_row : {1, 5, 32, 128}) {
+      for (const int ctas : {1, 132, 188, 264, 1000}) {
+        CAPTURE(rows);
+        CAPTURE(tiles_per_row);
+        CAPTURE(ctas);
+        const smla::WholeRows whole = smla::whole_rows_of(rows, ctas);
+        const int tail_rows = rows - whole.per_cta * ctas;  // as tail_rows_of in the kernel
+        REQUIRE(tail_rows == whole.tail_rows);
+        const smla::Balance host = smla::tail_balance(tail_rows, tiles_per_row, ctas);
+        const smla::Balance kernel =
+            smla::tail_division(tail_rows, tiles_per_row, ctas, host.by_ctas.multiplier,
+                                smla::fast_divisor(tiles_per_row).multiplier);
+        CHECK(kernel.total_tiles == host.total_tiles);
+        CHECK(kernel.ctas == host.ctas);
+        CHECK(kernel.tiles_per_row == host.tiles_per_row);
+        CHECK(kernel.per_cta == host.per_cta);
+        CHECK(kernel.rest == host.rest);
+        CHECK(kernel.by_ctas.shift == host.by_ctas.shift);
+        CHECK(kernel.by_row.multiplier == host.by_row.multiplier);
+        CHECK(kernel.by_row.shift == host.by_row.shift);
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked == 160);
+}
+
 // division_cta: a bijection of the grid's CTAs onto the division's, and CTAs c and c + ceil(N / 2)
 // (one SM's pair under the placement schedule.h expects) hold floor or ceil(2 G / N) tiles
 // together. Counted here from first_tile_of_cta, whose ranges the case above checks; the pair
@@ -105,7 +169,7 @@ TEST_CASE("balanced schedule: the division order pairs an SM's two CTAs to even 
       if (ctas > total) continue;
       CAPTURE(total);
       CAPTURE(ctas);
-      const smla::Balance balance{total, ctas, 32};
+      const smla::Balance balance = smla::make_balance(total, ctas, 32);
       std::vector<int> seen(static_cast<std::size_t>(ctas), 0);
       for (int cta = 0; cta < ctas; ++cta) {
         const int index = smla::division_cta(cta, ctas);
@@ -124,7 +188,7 @@ TEST_CASE("balanced schedule: the division order pairs an SM's two CTAs to even 
       }
     }
   }
-  const smla::Balance batch92{92 * 32, 264, 32};
+  const smla::Balance batch92 = smla::make_balance(92 * 32, 264, 32);
   long long plain_most = 0;
   for (int cta = 0; cta < 132; ++cta) {
     plain_most = std::max(plain_most, tiles_of(batch92, cta) + tiles_of(batch92, cta + 132));

@@ -38,7 +38,8 @@ Walk walk_cta(int tail_rows, int whole_rows, int tiles_per_row, int ctas, int ct
   Walk walk;
   int tile = 0;
   while (tile < tiles.count) {  // the kernel's row loop: one segment a pass
-    const int end = smla::segment_end(tiles, tile, tiles_per_row);
+    const int end =
+        smla::segment_end(tiles, tile, smla::tail_balance(tail_rows, tiles_per_row, ctas));
     REQUIRE(end > tile);
     REQUIRE(end <= tiles.count);
     for (; tile < end; ++tile) walk.globals.push_back(smla::global_of(tiles, tile));
@@ -185,14 +186,21 @@ TEST_CASE("whole-rows split plan on the H200's 264 resident CTAs, by hand") {
   CHECK(plan.tail_rows == 132);
   CHECK(plan.num_splits == same.num_splits);
   CHECK(split_grid({132, 16, 2048}, plan) == split_grid({132, 16, 2048}, same));
-  // The kernel parameters carry the division; the balanced plan's say W = 0, Rt = every row.
+  // The kernel parameters carry the division; the balanced plan's say W = 0 (so Rt = every row,
+  // which the kernel derives: 272 x 1 - 0 x 264), with the divisors of its 264 CTAs, of the 32
+  // tiles a row and of the one head group.
   const smla::SplitParams packed = pack_split({}, {272, 16, 2048}, cut, 0.1f);
   CHECK(packed.whole_rows == 0);
-  CHECK(packed.tail_rows == 272);
+  CHECK(packed.balanced_ctas == 264);
+  CHECK(packed.ctas_multiplier == smla::fast_divisor(264).multiplier);
+  CHECK(packed.row_multiplier == smla::fast_divisor(32).multiplier);
+  CHECK(packed.head_group_multiplier == smla::fast_divisor(1).multiplier);
   const smla::CombineParams combined =
       pack_combine({}, {272, 16, 2048}, split_plan({272, 16, 2048}, whole_rows, h200));
   CHECK(combined.whole_rows == 1);
   CHECK(combined.tail_rows == 8);
+  // Its division: 8 rows x 32 tiles over min(256, 264) = 256 CTAs.
+  CHECK(combined.ctas_multiplier == smla::fast_divisor(256).multiplier);
 }
 
 TEST_CASE(

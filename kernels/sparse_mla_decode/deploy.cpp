@@ -35,7 +35,8 @@ bool plan_balanced(const DecodeDims& dims, const GeometryParams& params,
     return true;
   }
   const int resident = capacity.at(1) > 0 ? capacity.at(1) : params.target_ctas;
-  plan.balanced_ctas = static_cast<int>(std::min<long long>(total_tiles, std::max(1, resident)));
+  plan.balanced_ctas = static_cast<int>(
+      std::min<long long>(total_tiles, std::clamp(resident, 1, smla::kMaxBalancedCtas)));
   const smla::WholeRows whole = params.schedule == smla::kScheduleWholeRows
                                     ? smla::whole_rows_of(rows, plan.balanced_ctas)
                                     : smla::WholeRows{0, static_cast<int>(rows)};
@@ -48,6 +49,15 @@ bool plan_balanced(const DecodeDims& dims, const GeometryParams& params,
   plan.requested_splits = plan.num_splits;
   plan.tokens_per_split = 0;
   return true;
+}
+
+// The tile-dividing schedules' division, whose divisors the kernels take (params.h): the tail
+// rows' tiles over the balanced CTAs (every row under the balanced schedule), with its divisor of
+// tiles_per_row even where no tail row is left (the whole rows still find their rows by it);
+// zero under per-row splits.
+smla::Balance division_of(const SplitPlan& plan) {
+  if (plan.balanced_ctas == 0) return {};
+  return smla::tail_balance(plan.tail_rows, plan.tiles_per_row, plan.balanced_ctas);
 }
 
 }  // namespace
@@ -187,7 +197,10 @@ smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dim
   split.row_arrivals =
       plan.merges_row_slices() ? device_pointer<unsigned>(buffers.row_tickets) : nullptr;
   split.whole_rows = plan.whole_rows;
-  split.tail_rows = plan.tail_rows;
+  const smla::Balance division = division_of(plan);
+  split.ctas_multiplier = division.by_ctas.multiplier;
+  split.row_multiplier = division.by_row.multiplier;
+  split.head_group_multiplier = smla::fast_divisor(plan.head_groups).multiplier;
   return split;
 }
 
@@ -209,6 +222,9 @@ smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims&
   combine.head_groups = plan.head_groups;
   combine.whole_rows = plan.whole_rows;
   combine.tail_rows = plan.tail_rows;
+  const smla::Balance division = division_of(plan);
+  combine.ctas_multiplier = division.by_ctas.multiplier;
+  combine.row_multiplier = division.by_row.multiplier;
   return combine;
 }
 

@@ -91,9 +91,10 @@ struct SplitPlan {
 // inside it.
 int max_parts_by_cta_starts(const smla::Balance& balance);
 
-// The same figure by the shorter walk: over the rows (row_parts, two 64-bit divisions each, ~4 ns
-// per row on a 2.6 GHz x86 core) when they are under a third of the CTAs, else over the CTA starts
-// (~1.5 ns each; bench/split_plan.cpp). The serving launcher plans on every launch.
+// The same figure by the shorter walk: over the rows (row_parts, two cta_of_tile each: ~4 ns per
+// row on a 2.6 GHz x86 core when they were 64-bit divisions) when they are under a third of the
+// CTAs, else over the CTA starts (~1.5 ns each; bench/split_plan.cpp). The serving launcher plans
+// on every launch.
 int max_row_parts(const smla::Balance& balance);
 
 // The balanced schedule (schedule.h) ignores TARGET_CTAS on a device (its grid is one wave of the

@@ -36,7 +36,9 @@ __device__ __forceinline__ int parts_of_row(const smla::CombineParams& p) {
   if (p.balanced_ctas == 0) return p.num_splits;
   const long long row = static_cast<long long>(blockIdx.y) * p.head_groups + blockIdx.x / p.block_h;
   if (row >= p.tail_rows) return 1;
-  return smla::row_parts(smla::tail_balance(p.tail_rows, p.tiles_per_row, p.balanced_ctas), row)
+  return smla::row_parts(smla::tail_division(p.tail_rows, p.tiles_per_row, p.balanced_ctas,
+                                             p.ctas_multiplier, p.row_multiplier),
+                         row)
       .count;
 }
 

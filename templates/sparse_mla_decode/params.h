@@ -38,7 +38,14 @@ struct SplitParams {
   // tiles before them (Rt); 0 and batch x head_groups under the balanced schedule, 0 and 0 under
   // per-row splits.
   int whole_rows;
-  int tail_rows;
+  // The tile-dividing schedules' divisors (schedule.h's fast_divisor multipliers, made by the
+  // host): of the division's CTAs min(tail_rows x tiles_per_row, balanced_ctas), of tiles_per_row
+  // and of head_groups. The kernels rebuild the division with tail_division; tail_rows =
+  // batch x head_groups - whole_rows x balanced_ctas. (In place of a tail_rows field: the block
+  // stays at 128 bytes, see schedule.h's divisor_shift.)
+  unsigned ctas_multiplier;
+  unsigned row_multiplier;
+  unsigned head_group_multiplier;
 };
 
 // A combine thread's partials in flight: the whole-row combine kernel takes rows of at most this
@@ -70,12 +77,16 @@ struct CombineParams {
   // the split kernel; the balanced division covers rows below it.
   int whole_rows;
   int tail_rows;
+  unsigned ctas_multiplier;  // as SplitParams'
+  unsigned row_multiplier;
 };
 
 // No inner padding: each block's size is the sum of its fields, so two blocks with equal fields
 // have equal bytes (the serving tests compare the bytes the kernel receives).
-static_assert(sizeof(SplitParams) == 9 * sizeof(void*) + 12 * sizeof(int), "SplitParams padded");
-static_assert(sizeof(CombineParams) == 5 * sizeof(void*) + 12 * sizeof(int),
+static_assert(sizeof(SplitParams) == 9 * sizeof(void*) + 14 * sizeof(int), "SplitParams padded");
+static_assert(sizeof(SplitParams) <= 128,
+              "SplitParams past 128 bytes (schedule.h's divisor_shift)");
+static_assert(sizeof(CombineParams) == 5 * sizeof(void*) + 14 * sizeof(int),
               "CombineParams padded");
 
 struct ReferenceParams {

@@ -23,8 +23,18 @@ struct WorkRange {
   int jump;
 };
 
-__device__ __forceinline__ smla::Balance balance_of(const smla::SplitParams& p) {
-  return smla::balance_of(p.batch, p.head_groups, p.tiles_per_row, p.balanced_ctas);
+// The tile-dividing schedules' division (schedule.h), rebuilt from the launch's parameters with
+// the host's divisors: rows below tail_rows are divided by tiles (all of them when balanced).
+__device__ __forceinline__ int tail_rows_of(const smla::SplitParams& p) {
+  return p.batch * p.head_groups - p.whole_rows * p.balanced_ctas;
+}
+__device__ __forceinline__ smla::Balance division_of(const smla::SplitParams& p) {
+  return smla::tail_division(tail_rows_of(p), p.tiles_per_row, p.balanced_ctas, p.ctas_multiplier,
+                             p.row_multiplier);
+}
+// A row's batch item.
+__device__ __forceinline__ int batch_item_of(const smla::SplitParams& p, int row) {
+  return smla::quotient(smla::divisor_of(p.head_groups, p.head_group_multiplier), row);
 }
 
 // This CTA's index in the tile-dividing schedules' division (schedule.h's division_cta).
@@ -34,8 +44,8 @@ __device__ __forceinline__ int division_cta(const smla::SplitParams& p) {
 
 // kScheduleWholeRows: CTA c's share of the tail rows' tiles, then its whole rows (schedule.h).
 __device__ __forceinline__ WorkRange whole_rows_range(const smla::SplitParams& p) {
-  const smla::CtaTiles tiles = smla::whole_rows_tiles(p.tail_rows, p.whole_rows, p.tiles_per_row,
-                                                      p.balanced_ctas, division_cta(p));
+  const smla::CtaTiles tiles =
+      smla::whole_rows_tiles(division_of(p), p.whole_rows, division_cta(p));
   return {tiles.first, tiles.first + tiles.count, nullptr, 0, tiles.jump_tile, tiles.jump};
 }
 
@@ -43,19 +53,9 @@ __device__ __forceinline__ smla::CtaTiles cta_tiles(const WorkRange& range) {
   return {range.first_tile, range.end_tile - range.first_tile, range.jump_tile, range.jump};
 }
 
-template <int BLOCK_T, int SCHEDULE>
-__device__ __forceinline__ WorkRange work_range(const smla::SplitParams& p) {
-  if (SCHEDULE == smla::kScheduleWholeRows) return whole_rows_range(p);
-  if (SCHEDULE == smla::kScheduleBalanced) {
-    const smla::Balance balance = balance_of(p);
-    const int cta = division_cta(p);
-    return {static_cast<int>(smla::first_tile_of_cta(balance, cta)),
-            static_cast<int>(smla::first_tile_of_cta(balance, cta + 1)),
-            nullptr,
-            0,
-            0,
-            0};
-  }
+// Per-row splits: this CTA's split of its row.
+template <int BLOCK_T>
+__device__ __forceinline__ WorkRange splits_range(const smla::SplitParams& p) {
   const int row = static_cast<int>(blockIdx.z) * p.head_groups + static_cast<int>(blockIdx.y);
   const int tiles_per_split = p.tokens_per_split / BLOCK_T;
   const int first = row * p.tiles_per_row + static_cast<int>(blockIdx.x) * tiles_per_split;
@@ -65,6 +65,26 @@ __device__ __forceinline__ WorkRange work_range(const smla::SplitParams& p) {
           static_cast<int>(blockIdx.x) * p.tokens_per_split,
           0,
           0};
+}
+
+template <int BLOCK_T, int SCHEDULE>
+__device__ __forceinline__ WorkRange work_range(const smla::SplitParams& p) {
+  // if constexpr: the other schedules' code never reaches NVVM (it changed the per-row splits'
+  // kernels' SASS, 159 -> 153 registers, when only the tile-dividing paths had changed).
+  if constexpr (SCHEDULE == smla::kScheduleWholeRows) {
+    return whole_rows_range(p);
+  } else if constexpr (SCHEDULE == smla::kScheduleBalanced) {
+    const int cta = division_cta(p);
+    const smla::Balance balance = division_of(p);
+    return {static_cast<int>(smla::first_tile_of_cta(balance, cta)),
+            static_cast<int>(smla::first_tile_of_cta(balance, cta + 1)),
+            nullptr,
+            0,
+            0,
+            0};
+  } else {
+    return splits_range<BLOCK_T>(p);
+  }
 }
 
 // The global tile of the range's tile `tile` (the tile-dividing schedules).
@@ -83,23 +103,29 @@ struct TileSource {
 template <int BLOCK_T, int SCHEDULE>
 __device__ __forceinline__ TileSource tile_source(const smla::SplitParams& p,
                                                   const WorkRange& range, int tile) {
-  if (SCHEDULE == smla::kScheduleSplits) return {range.index_row, range.first_pos + tile * BLOCK_T};
-  const int global = global_tile<SCHEDULE>(range, tile);
-  const int row = global / p.tiles_per_row;
-  return {p.indices + static_cast<long long>(row / p.head_groups) * p.topk,
-          (global - row * p.tiles_per_row) * BLOCK_T};
+  if constexpr (SCHEDULE == smla::kScheduleSplits) {
+    return {range.index_row, range.first_pos + tile * BLOCK_T};
+  } else {
+    const int global = global_tile<SCHEDULE>(range, tile);
+    const int row = smla::row_of_tile(division_of(p), global);
+    return {p.indices + static_cast<long long>(batch_item_of(p, row)) * p.topk,
+            (global - row * p.tiles_per_row) * BLOCK_T};
+  }
 }
 
 // The end (counted from the range's first tile) of the row that the range's tile `tile` is in.
 template <int SCHEDULE>
 __device__ __forceinline__ int row_end_tile(const smla::SplitParams& p, const WorkRange& range,
                                             int tile) {
-  if (SCHEDULE == smla::kScheduleSplits) return range.end_tile - range.first_tile;
-  if (SCHEDULE == smla::kScheduleWholeRows) {
-    return smla::segment_end(cta_tiles(range), tile, p.tiles_per_row);
+  if constexpr (SCHEDULE == smla::kScheduleSplits) {
+    return range.end_tile - range.first_tile;
+  } else if constexpr (SCHEDULE == smla::kScheduleWholeRows) {
+    return smla::segment_end(cta_tiles(range), tile, division_of(p));
+  } else {
+    const int global = range.first_tile + tile;
+    return min((smla::row_of_tile(division_of(p), global) + 1) * p.tiles_per_row, range.end_tile) -
+           range.first_tile;
   }
-  const int global = range.first_tile + tile;
-  return min((global / p.tiles_per_row + 1) * p.tiles_per_row, range.end_tile) - range.first_tile;
 }
 
 // The row of the range's tile `tile` as this CTA's output: the batch item, the head group's first
@@ -110,24 +136,31 @@ struct RowWork {
   int part;
   bool whole_row;
 };
+// row_work under the tile-dividing schedules.
+template <int BLOCK_H, int SCHEDULE>
+__device__ __forceinline__ RowWork divided_row_work(const smla::SplitParams& p,
+                                                    const WorkRange& range, int tile) {
+  const smla::Balance balance = division_of(p);
+  const int row = smla::row_of_tile(balance, global_tile<SCHEDULE>(range, tile));
+  const int batch_item = batch_item_of(p, row);
+  const int first_head = (row - batch_item * p.head_groups) * BLOCK_H;
+  // Rows from tail_rows on are whole rows (kScheduleWholeRows); the division covers those below.
+  if (SCHEDULE == smla::kScheduleWholeRows && row >= tail_rows_of(p)) {
+    return {batch_item, first_head, 0, true};
+  }
+  const smla::RowParts parts = smla::row_parts(balance, row);
+  return {batch_item, first_head, division_cta(p) - parts.first_cta, parts.count == 1};
+}
+
 template <int BLOCK_H, int SCHEDULE>
 __device__ __forceinline__ RowWork row_work(const smla::SplitParams& p, const WorkRange& range,
                                             int tile) {
-  if (SCHEDULE == smla::kScheduleSplits) {
+  if constexpr (SCHEDULE == smla::kScheduleSplits) {
     return {static_cast<int>(blockIdx.z), static_cast<int>(blockIdx.y) * BLOCK_H,
             static_cast<int>(blockIdx.x), p.num_splits == 1};
+  } else {
+    return divided_row_work<BLOCK_H, SCHEDULE>(p, range, tile);
   }
-  const int row = global_tile<SCHEDULE>(range, tile) / p.tiles_per_row;
-  if (SCHEDULE == smla::kScheduleWholeRows) {
-    if (row >= p.tail_rows) return {row / p.head_groups, (row % p.head_groups) * BLOCK_H, 0, true};
-    const smla::RowParts parts =
-        smla::row_parts(smla::tail_balance(p.tail_rows, p.tiles_per_row, p.balanced_ctas), row);
-    return {row / p.head_groups, (row % p.head_groups) * BLOCK_H, division_cta(p) - parts.first_cta,
-            parts.count == 1};
-  }
-  const smla::RowParts parts = smla::row_parts(balance_of(p), row);
-  return {row / p.head_groups, (row % p.head_groups) * BLOCK_H, division_cta(p) - parts.first_cta,
-          parts.count == 1};
 }
 
 }  // namespace smla_pipe

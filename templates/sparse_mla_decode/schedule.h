@@ -29,27 +29,85 @@ enum Schedule : int { kScheduleSplits = 0, kScheduleBalanced = 1, kScheduleWhole
 // The schedules that run one wave of CTAs over the tiles, crossing rows (1 and 2).
 SMLA_HD constexpr bool divides_tiles(int schedule) { return schedule != kScheduleSplits; }
 
-// The balanced schedule's division of G global tiles over N CTAs (1 <= N <= G).
+// x / d for 0 <= x < 2^31 by a multiply and a shift: with p = 31 + ceil(log2 d) and
+// m = ceil(2^p / d) < 2^32, floor(x m / 2^p) = floor(x / d) (the error x (m d - 2^p) / (d 2^p)
+// stays under 1 / d). The kernels divide by launch constants (CTAs, tiles a row, head groups) on
+// their start and output paths, where a 32-bit division is ~15 dependent instructions and a 64-bit
+// one a call of ~90 (the thirty-third session's timeline: schedule 2 spent 0.5 us more than
+// schedule 0 on its start and again on each output); the host computes m and p (deploy.cpp).
+struct FastDivisor {
+  unsigned multiplier;  // m (0 for a divisor of 0: nothing may be divided by it)
+  int shift;            // p
+};
+// p = 31 + ceil(log2 d): the kernels derive it from d (a count leading zeros) and take only m
+// from the host, so that the split's parameter block stays within 128 bytes (past that NVVM
+// compiled the per-row splits' kernels differently: 159 -> 153 registers on sm_90).
+SMLA_HD constexpr int divisor_shift(int divisor) {
+#ifdef __CUDA_ARCH__
+  return 63 - __clz(divisor - 1);
+#else
+  int log2 = 0;
+  while ((1LL << log2) < divisor) ++log2;
+  return 31 + log2;
+#endif
+}
+SMLA_HD constexpr FastDivisor fast_divisor(int divisor) {
+  if (divisor <= 0) return {0, 0};
+  const int shift = divisor_shift(divisor);
+  return {static_cast<unsigned>(((1ULL << shift) + static_cast<unsigned>(divisor) - 1) /
+                                static_cast<unsigned>(divisor)),
+          shift};
+}
+// The divisor of d from its host-made multiplier.
+SMLA_HD constexpr FastDivisor divisor_of(int divisor, unsigned multiplier) {
+  return {multiplier, divisor > 0 ? divisor_shift(divisor) : 0};
+}
+SMLA_HD constexpr int quotient(const FastDivisor& divisor, int x) {
+  return static_cast<int>((static_cast<unsigned long long>(x) * divisor.multiplier) >>
+                          divisor.shift);
+}
+
+// The most CTAs a division may have: c (G mod N) < N^2 must stay under 2^31 (first_tile_of_cta).
+// One wave of resident CTAs is far below it (32 an SM).
+constexpr int kMaxBalancedCtas = 46340;
+
+// The balanced schedule's division of G global tiles over N CTAs (1 <= N <= G < 2^31,
+// N <= kMaxBalancedCtas), with its quotient and divisors: made by make_balance on the host, and
+// by tail_division in the kernels from the launch's parameters and the host's multipliers.
 struct Balance {
   long long total_tiles;  // G
   int ctas;               // N
   int tiles_per_row;
+  int per_cta;          // G / N
+  int rest;             // G mod N
+  FastDivisor by_ctas;  // x / N
+  FastDivisor by_row;   // x / tiles_per_row: a global tile's row
 };
+SMLA_HD constexpr Balance make_balance(long long total_tiles, int ctas, int tiles_per_row) {
+  return {total_tiles,
+          ctas,
+          tiles_per_row,
+          ctas > 0 ? static_cast<int>(total_tiles / ctas) : 0,
+          ctas > 0 ? static_cast<int>(total_tiles % ctas) : 0,
+          fast_divisor(ctas),
+          fast_divisor(tiles_per_row)};
+}
 
 // The division of `batch` x head_groups rows of tiles_per_row tiles over `ctas` CTAs.
 SMLA_HD constexpr Balance balance_of(int batch, int head_groups, int tiles_per_row, int ctas) {
-  return {static_cast<long long>(batch) * head_groups * tiles_per_row, ctas, tiles_per_row};
+  return make_balance(static_cast<long long>(batch) * head_groups * tiles_per_row, ctas,
+                      tiles_per_row);
 }
 
-// floor(c G / N) without a 64-bit division, which the kernel ran at its start and before each
-// row's output (two __cuda_sm20_div_s64 calls of ~90 dependent instructions each, where a 32-bit
-// division is ~15): G = q N + r, so c G / N = c q + c r / N with c r < N^2. Holds for G < 2^31
-// (the host plans no launch of more tiles: deploy.cpp) and N <= 65536 (one wave of resident CTAs).
+// floor(c G / N) = c (G / N) + c (G mod N) / N, with c (G mod N) < N^2 <= 2^31.
 SMLA_HD constexpr long long first_tile_of_cta(const Balance& balance, int cta) {
-  const unsigned total = static_cast<unsigned>(balance.total_tiles);
-  const unsigned ctas = static_cast<unsigned>(balance.ctas);
-  const unsigned c = static_cast<unsigned>(cta);
-  return static_cast<long long>(c * (total / ctas) + c * (total % ctas) / ctas);
+  return static_cast<long long>(cta) * balance.per_cta +
+         quotient(balance.by_ctas, cta * balance.rest);
+}
+
+// The row of global tile `tile`.
+SMLA_HD constexpr int row_of_tile(const Balance& balance, long long tile) {
+  return quotient(balance.by_row, static_cast<int>(tile));
 }
 
 // The division's CTA index of the grid's CTA `cta` (of N = `ctas`): CTAs c and c + ceil(N / 2)
@@ -101,7 +159,25 @@ SMLA_HD constexpr WholeRows whole_rows_of(long long rows, int ctas) {
 // no tail rows it holds no CTA: nothing may be asked of it then.
 SMLA_HD constexpr Balance tail_balance(int tail_rows, int tiles_per_row, int ctas) {
   const long long tiles = static_cast<long long>(tail_rows) * tiles_per_row;
-  return {tiles, static_cast<int>(tiles < ctas ? tiles : ctas), tiles_per_row};
+  return make_balance(tiles, static_cast<int>(tiles < ctas ? tiles : ctas), tiles_per_row);
+}
+
+// tail_balance without a division, from the multipliers of fast_divisor(min(G, ctas)) and
+// fast_divisor(tiles_per_row) (the kernels' parameters; tests/test_sparse_mla_schedule.cpp checks
+// it against tail_balance).
+SMLA_HD constexpr Balance tail_division(int tail_rows, int tiles_per_row, int ctas,
+                                        unsigned ctas_multiplier, unsigned row_multiplier) {
+  const int tiles = tail_rows * tiles_per_row;
+  const int division_ctas = tiles < ctas ? tiles : ctas;
+  const FastDivisor by_ctas = divisor_of(division_ctas, ctas_multiplier);
+  const int per_cta = division_ctas > 0 ? quotient(by_ctas, tiles) : 0;
+  return {tiles,
+          division_ctas,
+          tiles_per_row,
+          per_cta,
+          tiles - per_cta * division_ctas,
+          by_ctas,
+          divisor_of(tiles_per_row, row_multiplier)};
 }
 
 // Under kScheduleWholeRows CTA `cta` runs two pieces as one run of tiles 0 .. count - 1: its share
@@ -114,16 +190,19 @@ struct CtaTiles {
   int jump_tile;
   int jump;
 };
-SMLA_HD constexpr CtaTiles whole_rows_tiles(int tail_rows, int whole_rows, int tiles_per_row,
-                                            int ctas, int cta) {
-  const Balance tail = tail_balance(tail_rows, tiles_per_row, ctas);
+// `tail`: tail_balance of the launch (the kernel's p.balance); the whole rows follow its tiles.
+SMLA_HD constexpr CtaTiles whole_rows_tiles(const Balance& tail, int whole_rows, int cta) {
   const long long tail_first = cta < tail.ctas ? first_tile_of_cta(tail, cta) : tail.total_tiles;
   const long long tail_end = cta < tail.ctas ? first_tile_of_cta(tail, cta + 1) : tail.total_tiles;
   const long long rows_first =
-      (tail_rows + static_cast<long long>(cta) * whole_rows) * tiles_per_row;
+      tail.total_tiles + static_cast<long long>(cta) * whole_rows * tail.tiles_per_row;
   return {static_cast<int>(tail_first),
-          static_cast<int>(tail_end - tail_first) + whole_rows * tiles_per_row,
+          static_cast<int>(tail_end - tail_first) + whole_rows * tail.tiles_per_row,
           static_cast<int>(tail_end - tail_first), static_cast<int>(rows_first - tail_end)};
+}
+SMLA_HD constexpr CtaTiles whole_rows_tiles(int tail_rows, int whole_rows, int tiles_per_row,
+                                            int ctas, int cta) {
+  return whole_rows_tiles(tail_balance(tail_rows, tiles_per_row, ctas), whole_rows, cta);
 }
 
 SMLA_HD constexpr int global_of(const CtaTiles& tiles, int tile) {
@@ -132,9 +211,9 @@ SMLA_HD constexpr int global_of(const CtaTiles& tiles, int tile) {
 
 // The end (in the CTA's tiles) of the segment that tile `tile` is in: its row's end, or the tail
 // share's end where that comes first (the row goes on in the next CTA).
-SMLA_HD constexpr int segment_end(const CtaTiles& tiles, int tile, int tiles_per_row) {
+SMLA_HD constexpr int segment_end(const CtaTiles& tiles, int tile, const Balance& rows) {
   const int global = global_of(tiles, tile);
-  const int row_end = tile + (global / tiles_per_row + 1) * tiles_per_row - global;
+  const int row_end = tile + (row_of_tile(rows, global) + 1) * rows.tiles_per_row - global;
   return tile < tiles.jump_tile && tiles.jump_tile < row_end ? tiles.jump_tile : row_end;
 }
 
