@@ -1,4 +1,4 @@
-# shellcheck shell=bash disable=SC2034  # $out, $began: for the call scripts that source this
+# shellcheck shell=bash disable=SC2034  # $out, $began, $logs, $winners: for the call scripts that source this
 # Sourced at the start of an H200 call script (bash): the GPU machine's NVRTC and the carried
 # build's libraries (device_env.sh, device_build_link.sh), GPU tests that fail instead of skipping
 # when the GPU does not answer, $out (the tool's $OUT) and $began (the call's start, in seconds).
@@ -17,4 +17,14 @@ run_gpu_test() {
   timeout "$limit" "build/tests/$test" "$@" >"$log" 2>&1
   echo "$test rc=$? at $(($(date +%s) - began)) s" \
     "$(grep -hE '^\[doctest\] (test cases|assertions)' "$log" | tr -s ' ' | paste -sd ' ')"
+}
+
+# call_logs SESSION STEP: the step's log folder $OUT/SESSION_STEP (made; as $logs) and the card's
+# name and clock first in the call's output. Sets $winners: the config values every fp8 winner from
+# batch 2 up shares (BENCHMARKS.md section 7), for --where filters.
+call_logs() {
+  logs=$out/$1_$2
+  mkdir -p "$logs"
+  winners="block_h=16,kv_unpack=0,mma_path=1,producers=2,num_warps=4,block_t=64,num_stages=2"
+  nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
 }

@@ -20,13 +20,10 @@
 step=${1:?usage: scripts/h200_s33.sh pair|timeline|all}
 source scripts/device_call_env.sh
 source scripts/bench_ab.sh
-logs=$out/s33_$step
-mkdir -p "$logs"
-common="block_h=16,kv_unpack=0,mma_path=1,producers=2,num_warps=4,block_t=64,num_stages=2"
-nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
+call_logs s33 "$step"  # $logs, $winners
 pair() {
   # schedule 2 is planned at target_ctas 128 only; schedule 0 at all three
-  local where="$common,merge=1|4,schedule=0|2,target_ctas=0|128|256,ctas_per_sm=1|2"
+  local where="$winners,merge=1|4,schedule=0|2,target_ctas=0|128|256,ctas_per_sm=1|2"
   AB_BUILDS="old pair new" bench_ab "$logs" "${BATCHES:-69,92,96,136,160,192,400}" "$where" \
     schedule,merge
   AB_BUILDS="old pair new" bench_ab_summary "$logs" schedule merge
@@ -35,11 +32,11 @@ pair() {
 timeline() {
   source scripts/timeline_step.sh
   export XDG_CACHE_HOME=/tmp/s33_timeline_cache
-  timeline_step "$logs" b92_s2 92 "$common,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2"
-  timeline_step "$logs" b69_s0 69 "$common,merge=4,schedule=0,target_ctas=256,ctas_per_sm=1"
+  timeline_step "$logs" b92_s2 92 "$winners,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2"
+  timeline_step "$logs" b69_s0 69 "$winners,merge=4,schedule=0,target_ctas=256,ctas_per_sm=1"
   # 66 rows of 32 tiles: both schedules give each of 264 CTAs 8 tiles of one row
-  timeline_step "$logs" b66_s2 66 "$common,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2"
-  timeline_step "$logs" b66_s0 66 "$common,merge=4,schedule=0,target_ctas=0,ctas_per_sm=1"
+  timeline_step "$logs" b66_s2 66 "$winners,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2"
+  timeline_step "$logs" b66_s0 66 "$winners,merge=4,schedule=0,target_ctas=0,ctas_per_sm=1"
   grep -h "gap" "$logs"/*.txt
 }
 case $step in
