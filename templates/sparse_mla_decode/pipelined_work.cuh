@@ -69,8 +69,7 @@ __device__ __forceinline__ WorkRange splits_range(const smla::SplitParams& p) {
 
 template <int BLOCK_T, int SCHEDULE>
 __device__ __forceinline__ WorkRange work_range(const smla::SplitParams& p) {
-  // if constexpr: the other schedules' code never reaches NVVM (it changed the per-row splits'
-  // kernels' SASS, 159 -> 153 registers, when only the tile-dividing paths had changed).
+  // if constexpr: each schedule's kernel instantiates its own path only.
   if constexpr (SCHEDULE == smla::kScheduleWholeRows) {
     return whole_rows_range(p);
   } else if constexpr (SCHEDULE == smla::kScheduleBalanced) {

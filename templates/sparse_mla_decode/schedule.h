@@ -113,10 +113,11 @@ SMLA_HD constexpr int row_of_tile(const Balance& balance, long long tile) {
 // The division's CTA index of the grid's CTA `cta` (of N = `ctas`): CTAs c and c + ceil(N / 2)
 // take neighbouring ranges 2c and 2c + 1, which hold floor or ceil(2 G / N) tiles together, where
 // ranges c and c + N / 2 of the plain order hold the same count each. Why: a wave of two CTAs an
-// SM is expected to be placed c and c + N / 2 on one SM (the block scheduler handing the first
-// half out one an SM, then the second in the same order), and the SM with most tiles sets the
-// launch's end: at 92 rows of 32 tiles over 264 CTAs, 23 tiles an SM at most instead of 24. Under
-// any other placement each CTA still holds floor or ceil(G / N) tiles.
+// SM is mostly placed c and c + N / 2 on one SM (the block scheduler hands the second half out in
+// the first half's order: on ~60 % of the SMs of a 264-CTA launch on an H100, the thirty-third
+// session's timeline), and the SM with most tiles sets the launch's end where the SMs' rate is the
+// bound: at 92 rows of 32 tiles over 264 CTAs, 23 tiles an SM at most instead of 24. Under any
+// other placement each CTA still holds floor or ceil(G / N) tiles.
 SMLA_HD constexpr int division_cta(int cta, int ctas) {
   const int half = (ctas + 1) / 2;
   return cta < half ? 2 * cta : 2 * (cta - half) + 1;
@@ -190,7 +191,8 @@ struct CtaTiles {
   int jump_tile;
   int jump;
 };
-// `tail`: tail_balance of the launch (the kernel's p.balance); the whole rows follow its tiles.
+// `tail`: the launch's tail_balance (in the kernel, pipelined_work.cuh's division_of); the whole
+// rows follow its tiles.
 SMLA_HD constexpr CtaTiles whole_rows_tiles(const Balance& tail, int whole_rows, int cta) {
   const long long tail_first = cta < tail.ctas ? first_tile_of_cta(tail, cta) : tail.total_tiles;
   const long long tail_end = cta < tail.ctas ? first_tile_of_cta(tail, cta + 1) : tail.total_tiles;
