@@ -34,9 +34,8 @@ struct SplitParams {
   // merge 5 (row_slice_merge.cuh): the same counters, where every split of a row waits for the
   // row's others and merges a slice; null otherwise (row_tickets is then null).
   unsigned* row_arrivals;
-  // schedule.h's kScheduleWholeRows: the whole rows each CTA owns (W) and the rows divided by
-  // tiles before them (Rt); 0 and batch x head_groups under the balanced schedule, 0 and 0 under
-  // per-row splits.
+  // schedule.h's kScheduleWholeRows: the whole rows each CTA owns (W); 0 under the balanced
+  // schedule and under per-row splits. The rows divided by tiles before them are derived below.
   int whole_rows;
   // The tile-dividing schedules' divisors (schedule.h's fast_divisor multipliers, made by the
   // host): of the division's CTAs min(tail_rows x tiles_per_row, balanced_ctas), of tiles_per_row

@@ -96,10 +96,8 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
       }
       if (tile + 1 < num_tiles && row_end_tile<SCHEDULE>(p, range, tile) == tile + 1) {
         // Its batch item and head group are all the load needs (row_work also finds its parts).
-        const int row = smla::row_of_tile(division_of(p), global_tile<SCHEDULE>(range, tile + 1));
-        const int batch_item = batch_item_of(p, row);
-        pending_q.work =
-            RowWork{batch_item, (row - batch_item * p.head_groups) * BLOCK_H, 0, false};
+        pending_q.work = row_origin<BLOCK_H>(
+            p, smla::row_of_tile(division_of(p), global_tile<SCHEDULE>(range, tile + 1)));
         q_pending = true;
       }
     }

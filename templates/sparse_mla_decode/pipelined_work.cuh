@@ -135,20 +135,29 @@ struct RowWork {
   int part;
   bool whole_row;
 };
+// A row's batch item and its head group's first head (part 0, not known whole: the caller says).
+template <int BLOCK_H>
+__device__ __forceinline__ RowWork row_origin(const smla::SplitParams& p, int row) {
+  const int batch_item = batch_item_of(p, row);
+  return {batch_item, (row - batch_item * p.head_groups) * BLOCK_H, 0, false};
+}
+
 // row_work under the tile-dividing schedules.
 template <int BLOCK_H, int SCHEDULE>
 __device__ __forceinline__ RowWork divided_row_work(const smla::SplitParams& p,
                                                     const WorkRange& range, int tile) {
   const smla::Balance balance = division_of(p);
   const int row = smla::row_of_tile(balance, global_tile<SCHEDULE>(range, tile));
-  const int batch_item = batch_item_of(p, row);
-  const int first_head = (row - batch_item * p.head_groups) * BLOCK_H;
+  RowWork work = row_origin<BLOCK_H>(p, row);
   // Rows from tail_rows on are whole rows (kScheduleWholeRows); the division covers those below.
   if (SCHEDULE == smla::kScheduleWholeRows && row >= tail_rows_of(p)) {
-    return {batch_item, first_head, 0, true};
+    work.whole_row = true;
+    return work;
   }
   const smla::RowParts parts = smla::row_parts(balance, row);
-  return {batch_item, first_head, division_cta(p) - parts.first_cta, parts.count == 1};
+  work.part = division_cta(p) - parts.first_cta;
+  work.whole_row = parts.count == 1;
+  return work;
 }
 
 template <int BLOCK_H, int SCHEDULE>
