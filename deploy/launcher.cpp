@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "core/cuda_driver.hpp"
+#include "core/launch_contract.hpp"
+#include "deploy/launch_contract_check.hpp"
 
 namespace tunedb::cuda {
 
@@ -34,11 +36,21 @@ std::optional<std::int64_t> launch_param(const Cubin& cubin, std::string_view na
   return std::nullopt;
 }
 
-// Loads the module, resolves every kernel of the launch rows, raises each kernel's
-// max-dynamic-smem attribute, and lets the family bind its roles and geometry values.
-Slot load_slot(const Cubin& cubin) {
+// Checks the cubin's launch contract, loads the module, resolves every kernel of the launch rows,
+// raises each kernel's max-dynamic-smem attribute, and lets the family bind its roles and geometry
+// values.
+Slot load_slot(const Cubin& cubin, const std::string& path) {
   const std::string what = "tunedb_cuda: " + std::string(cubin.family) + " " +
                            std::string(cubin.params_json) + " for " + std::string(cubin.arch);
+  const tuner::DeployFamily* family = deploy_family_by_name(cubin.family);
+  if (family != nullptr && !cubin.launches.empty()) {
+    if (const auto problem = launch_contract_problem(
+            path + "'s cubin of " + std::string(cubin.family) + " " +
+                std::string(cubin.params_json) + " for " + std::string(cubin.arch),
+            cubin.launch_contract, tuner::launch_contract(cubin.family))) {
+      throw DbInputError(*problem);
+    }
+  }
   Slot slot;
   slot.module = std::make_unique<tuner::cuda::Module>(cubin.bytes, what);
   std::vector<std::pair<std::string_view, tuner::BoundKernel>> kernels;
@@ -54,7 +66,7 @@ Slot load_slot(const Cubin& cubin) {
         {launch.role,
          {function, threads, smem, tuner::cuda::cluster_capacity(function, threads, smem)}});
   }
-  slot.family = deploy_family_by_name(cubin.family);
+  slot.family = family;
   if (slot.family == nullptr || kernels.empty()) {
     slot.family = nullptr;
     return slot;
@@ -109,7 +121,7 @@ Launcher Launcher::open(const std::filesystem::path& path, int ordinal,
   for (std::size_t index = 0; index < data->db.cubin_count(); ++index) {
     const Cubin& cubin = data->db.cubin(index);
     arches.insert(cubin.arch);
-    if (cubin.arch == data->arch) data->slots[index] = load_slot(cubin);
+    if (cubin.arch == data->arch) data->slots[index] = load_slot(cubin, path.string());
   }
   if (!arches.contains(data->arch)) {
     throw DbInputError(path.string() + " holds no cubin for this device's arch " + data->arch +

@@ -38,8 +38,9 @@ class TUNEDB_CUDA_API Launcher {
  public:
   // Opens `path` (a frozen DB, checksum verified) for device `ordinal`, whose arch (sm_90) is the
   // one looked up. Throws DbInputError when the DB holds no cubin for that arch (naming it and the
-  // arches it holds) or is not frozen; DbError for a damaged file; tuner::NoGpuError without a
-  // GPU; tuner::CudaError when a module or kernel fails to load.
+  // arches it holds), is not frozen, or holds a cubin of that arch frozen under another launch
+  // contract than this library's (launch_contract_check.hpp); DbError for a damaged file;
+  // tuner::NoGpuError without a GPU; tuner::CudaError when a module or kernel fails to load.
   static Launcher open(const std::filesystem::path& path, int ordinal = 0,
                        const OpenOptions& options = {});
   Launcher(Launcher&&) noexcept;

@@ -2,7 +2,8 @@
 // against the fp32 reference at batches 1..512 (tuned, bucketed and untuned shapes), eager and
 // replayed from a CUDA graph on new inputs; a capture of 32 launches that allocates nothing on the
 // host (counted through operator new) and nothing on the device (an allocation or a sync inside a
-// global-mode capture invalidates it); and, on a swept DB (TUNEDB_SERVE_DB, scripts/
+// global-mode capture invalidates it); a DB whose cubins were frozen under another launch contract
+// refused at open; and, on a swept DB (TUNEDB_SERVE_DB, scripts/
 // h200_issue13.sh, run with --no-skip), a winner's time within 3 % of its DB median
 // (gpu_tunedb_cuda_factors.cpp breaks a miss down into its factors).
 #include <doctest/doctest.h>
@@ -13,7 +14,10 @@
 #include <new>
 #include <string>
 
+#include "core/launch_contract.hpp"
 #include "core/measure.hpp"
+#include "db/sqlite/sqlite.hpp"
+#include "db/tunedb/frozen.hpp"
 #include "deploy/launcher.hpp"
 #include "kernels/sparse_mla_decode/client.h"
 #include "kernels/sparse_mla_decode/family.hpp"
@@ -123,6 +127,33 @@ TEST_CASE("a refused launch enqueues nothing and names the problem") {
   CHECK(tunedb_cuda_launch_sparse_mla_decode(launcher, kFp8, 8, &args, served.stream.get(),
                                              nullptr) == TUNEDB_CUDA_ERROR_WORKSPACE);
   tunedb_cuda_close(launcher);
+}
+
+TEST_CASE("a DB frozen under another launch contract is refused at open, naming the fix") {
+  // What a DB frozen by another build looks like: a valid file (checksum recomputed) whose cubins
+  // record another contract. Its kernels would read this build's parameter blocks wrongly.
+  const test::TempDir dir;
+  const std::filesystem::path copy = dir / "other_build.db";
+  std::filesystem::copy_file(frozen_db(), copy);
+  {
+    const db::Connection edit = db::Connection::open(copy, db::OpenMode::read_write_create);
+    edit.exec("UPDATE cubins SET launch_contract = 'sha256:other build'");
+    edit.prepare("UPDATE metadata SET value = ?1 WHERE key = 'checksum'")
+        .bind(1, tunedb::detail::frozen_checksum(edit))
+        .run();
+  }
+  const std::string expected =
+      "was frozen under launch contract sha256:other build, but this "
+      "libtunedb_cuda launches contract " +
+      std::string(launch_contract(kFamilyName));
+  CHECK_THROWS_WITH_AS(tunedb::cuda::Launcher::open(copy, 0), doctest::Contains(expected.c_str()),
+                       tunedb::DbInputError);
+  tunedb_cuda_launcher* launcher = nullptr;
+  CHECK(tunedb_cuda_open(copy.c_str(), 0, &launcher) == TUNEDB_CUDA_ERROR_INPUT);
+  CHECK(launcher == nullptr);
+  CHECK(std::string(tunedb_cuda_last_error()).find(expected) != std::string::npos);
+  // The untouched file still opens: the refusal is the contract's, not the copy's.
+  CHECK_NOTHROW(tunedb::cuda::Launcher::open(frozen_db(), 0));
 }
 
 TEST_CASE("a winner launched by the launcher times within 3 % of its DB median" * doctest::skip()) {

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/launch_contract.hpp"
 #include "db/store/store.hpp"
 #include "db/tunedb/tunedb.hpp"
 #include "kernels/fp8_gemm/family.hpp"
@@ -50,6 +51,7 @@ TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an
   CHECK(tuned["how"] == "exact");
   CHECK(tuned["cubin_bytes"].get<long long>() > 1000);
   CHECK(tuned["kernel_names"].size() == 3);
+  CHECK(tuned["launch_contract"] == std::string(tuner::launch_contract("sparse_mla_decode")));
   const nlohmann::json fallback = query_json(frozen, 8, "--kv bf16");
   CHECK(fallback["how"] == "default");
   CHECK(fallback["kernel_names"].size() == 4);
@@ -60,6 +62,11 @@ TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an
   const tunedb::Lookup one =
       opened.lookup("sparse_mla_decode", "sm_120", tuner::db::fixture::kShape, 1);
   REQUIRE(one.cubin != nullptr);
+  // Frozen schema 4: each cubin carries the launch contract of the build that compiled it.
+  for (std::size_t i = 0; i < opened.cubin_count(); ++i) {
+    CHECK(opened.cubin(i).launch_contract == tuner::launch_contract("sparse_mla_decode"));
+  }
+  CHECK(one.cubin->launch_contract.starts_with("sha256:"));
   REQUIRE(one.cubin->launches.size() == 3);  // by role name
   const tunedb::KernelLaunch& combine = one.cubin->launches[0];
   const tunedb::KernelLaunch& whole_row = one.cubin->launches[1];

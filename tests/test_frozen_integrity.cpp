@@ -221,7 +221,7 @@ TEST_CASE("frozen integrity: damaged, newer and foreign files") {
     const fs::path path = fixture.tampered("newer.db", "PRAGMA user_version = 9");
     check_refused(path, "input",
                   path.string() +
-                      " is a frozen tuning DB with schema version 9, newer than the version 3 "
+                      " is a frozen tuning DB with schema version 9, newer than the version 4 "
                       "this build reads: use a newer tuner/tunedb, or a DB written by this one");
   }
   SUBCASE("a foreign application id") {

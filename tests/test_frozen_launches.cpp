@@ -1,6 +1,6 @@
-// Frozen schema 3: the launch metadata of each cubin (table `launches`) as freeze writes it from
-// the provider, as TuningDb hands it to the serving launcher, under the checksum, and refused
-// when it does not fit its image.
+// Frozen schemas 3 and 4: the launch metadata of each cubin (table `launches`) and its launch
+// contract as freeze writes them from the provider, as TuningDb hands them to the serving launcher,
+// under the checksum, and refused when they do not fit the image.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -25,6 +25,7 @@ tunedb::CubinImage image_with(const tunedb::CubinRequest& request, const std::st
   image.launches.push_back({"split.fp8_ds_mla", split_name, 256, dynamic_smem, max_dynamic_smem,
                             R"({"target_ctas":1024,"block_t":32,"block_h":16})"});
   image.launches.push_back({"combine", "_Z7combinev", 128, 0, 0, R"({"block_h":16})"});
+  image.launch_contract = "sha256:contract of " + request.params_json;
   return image;
 }
 
@@ -54,6 +55,7 @@ TEST_CASE("freeze stores each kernel's launch facts and TuningDb hands them out"
   CHECK(cubin.arch == "sm_120");
   CHECK(cubin.params_json == found.config->params_json);
   CHECK(&db.cubin(cubin.index) == &cubin);
+  CHECK(cubin.launch_contract == "sha256:contract of " + std::string(cubin.params_json));
   REQUIRE(cubin.launches.size() == 2);
   const tunedb::KernelLaunch& combine = cubin.launches[0];  // by role name
   const tunedb::KernelLaunch& split = cubin.launches[1];
@@ -76,15 +78,20 @@ TEST_CASE("freeze stores each kernel's launch facts and TuningDb hands them out"
   CHECK(db.cubin_count() == fixture.summary.cubins);
 }
 
-TEST_CASE("the checksum covers the launch metadata") {
+TEST_CASE("the checksum covers the launch metadata and the launch contract") {
   const tuner::test::FrozenFixture fixture(good_image);
-  const fs::path copy = fixture.dir / "edited.db";
-  fs::copy_file(fixture.frozen, copy);
-  Connection::open(copy, OpenMode::read_write_create)
-      .exec("UPDATE launches SET block_threads = 64 WHERE role = 'combine'");
-  CHECK_THROWS_WITH_AS(tunedb::TuningDb::open(copy), doctest::Contains("checksum mismatch"),
-                       tunedb::DbError);
-  CHECK_THROWS_AS(tunedb::verify(copy), tunedb::DbError);
+  // The contract edited too: a file made to pass a launcher's check is caught the same way.
+  for (const char* edit : {"UPDATE launches SET block_threads = 64 WHERE role = 'combine'",
+                           "UPDATE cubins SET launch_contract = 'sha256:other'"}) {
+    CAPTURE(edit);
+    const fs::path copy = fixture.dir / "edited.db";
+    fs::remove(copy);
+    fs::copy_file(fixture.frozen, copy);
+    Connection::open(copy, OpenMode::read_write_create).exec(edit);
+    CHECK_THROWS_WITH_AS(tunedb::TuningDb::open(copy), doctest::Contains("checksum mismatch"),
+                         tunedb::DbError);
+    CHECK_THROWS_AS(tunedb::verify(copy), tunedb::DbError);
+  }
 }
 
 TEST_CASE("freeze refuses launch metadata that does not fit its image") {
@@ -96,4 +103,22 @@ TEST_CASE("freeze refuses launch metadata that does not fit its image") {
       [](const tunedb::CubinRequest& r) { return image_with(r, "_Z5splitv", 60000, 50000); });
   CHECK(smem.find("dynamic smem 60000 above its max-dynamic-smem attribute 50000") !=
         std::string::npos);
+  const std::string no_contract = freeze_error([](const tunedb::CubinRequest& r) {
+    tunedb::CubinImage image = good_image(r);
+    image.launch_contract.clear();
+    return image;
+  });
+  CHECK(no_contract.find("gave launch records but no launch contract for sparse_mla_decode") !=
+        std::string::npos);
+}
+
+TEST_CASE("a cubin without launch records may carry no launch contract") {
+  // A family the serving launcher cannot launch: nothing is checked against it.
+  const tuner::test::FrozenFixture fixture([](const tunedb::CubinRequest& request) {
+    return tunedb::CubinImage{tunedb::stand_in_cubin(request.arch, "image"), {"_Z5splitv"}};
+  });
+  const tunedb::TuningDb db = tunedb::TuningDb::open(fixture.frozen);
+  REQUIRE(db.cubin_count() > 0);
+  CHECK(db.cubin(0).launch_contract.empty());
+  CHECK(db.cubin(0).launches.empty());
 }

@@ -42,7 +42,7 @@ TEST_CASE("tunedb: freeze and verify round-trip") {
   CHECK(report.checksum == fixture.summary.checksum);
   CHECK(report.winners == 4);
   CHECK(report.cubins == 4);
-  CHECK(report.schema_version == 3);
+  CHECK(report.schema_version == 4);
 
   const Connection frozen = Connection::open(fixture.frozen, OpenMode::read_only);
   CHECK(frozen.query_int64("SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('trials', "

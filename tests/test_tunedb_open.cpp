@@ -131,22 +131,28 @@ TEST_CASE("tunedb: damaged, foreign, newer and missing files get clear errors") 
     CHECK_THROWS_AS(tunedb::verify(cut), tunedb::DbError);
   }
   SUBCASE("newer schema") {
-    const fs::path newer = edited_copy(fixture, "newer.db", "PRAGMA user_version = 4");
+    const fs::path newer = edited_copy(fixture, "newer.db", "PRAGMA user_version = 5");
     CHECK_THROWS_WITH_AS(
         tunedb::TuningDb::open(newer),
-        (newer.string() + " is a frozen tuning DB with schema version 4, newer than the version "
-                          "3 this build reads: use a newer tuner/tunedb, or a DB written by this "
+        (newer.string() + " is a frozen tuning DB with schema version 5, newer than the version "
+                          "4 this build reads: use a newer tuner/tunedb, or a DB written by this "
                           "one")
             .c_str(),
         tunedb::DbInputError);
   }
-  SUBCASE("a version-2 frozen file (no launch metadata) is refused with the fix") {
-    const fs::path old = edited_copy(fixture, "v2.db", "PRAGMA user_version = 2");
-    const std::string message = what_of([&] { tunedb::TuningDb::open(old); });
-    CHECK(contains(message, old.string() + " is a frozen tuning DB of schema version 2"));
-    CHECK(contains(message, "re-freeze it with `tuner freeze"));
-    CHECK_THROWS_AS(tunedb::TuningDb::open(old), tunedb::DbInputError);
-    CHECK_THROWS_AS(tunedb::verify(old), tunedb::DbInputError);
+  SUBCASE("version-2 and -3 frozen files (no launch metadata, no launch contract) are refused") {
+    for (const int version : {2, 3}) {
+      const std::string name = "v" + std::to_string(version);
+      const fs::path old =
+          edited_copy(fixture, name + ".db", "PRAGMA user_version = " + std::to_string(version));
+      const std::string message = what_of([&] { tunedb::TuningDb::open(old); });
+      CHECK(contains(message, old.string() + " is a frozen tuning DB of schema version " +
+                                  std::to_string(version)));
+      CHECK(contains(message, "each cubin's launch contract"));
+      CHECK(contains(message, "re-freeze it with `tuner freeze"));
+      CHECK_THROWS_AS(tunedb::TuningDb::open(old), tunedb::DbInputError);
+      CHECK_THROWS_AS(tunedb::verify(old), tunedb::DbInputError);
+    }
   }
   SUBCASE("an empty SQLite file") {
     const fs::path empty = fixture.dir / "empty.db";

@@ -16,9 +16,11 @@ inline constexpr int kStoreSchemaVersion = 4;
 // PRAGMA user_version of a frozen file (metadata, defaults, winners, cubins, launches). Version 3
 // added `launches` (what the serving launcher needs per kernel: lowered name, block size, dynamic
 // shared memory, the max-dynamic-smem attribute, launch-parameter values); a version-2 frozen file
-// is refused with the fix (freeze it again), since its cubins cannot be launched.
-inline constexpr int kFrozenSchemaVersion = 3;
-inline constexpr int kFirstLaunchesFrozenVersion = 3;
+// is refused with the fix (freeze it again), since its cubins cannot be launched. Version 4 added
+// each cubin's `launch_contract` (core/launch_contract.hpp: the parameter layout its kernels read);
+// a version-3 file is refused the same way, since nothing says which layout its cubins expect.
+inline constexpr int kFrozenSchemaVersion = 4;
+inline constexpr int kFirstLaunchContractFrozenVersion = 4;
 // The first versions keyed on shape text; older files are refused, never misread.
 inline constexpr int kFirstShapeTextVersion = 2;
 // PRAGMA application_id of a tuning store ("TUNR"): tells our files from other SQLite files.

@@ -209,8 +209,8 @@ class Freezer {
   void write_cubins() {
     if (!provider_) return;
     Statement insert = out_.prepare(
-        "INSERT INTO cubins (family, arch, params_json, source_hash, kernel_names, bytes) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+        "INSERT INTO cubins (family, arch, params_json, source_hash, kernel_names, "
+        "launch_contract, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
     for (const auto& [family, arch, params_json, source_hash] : images_) {
       const CubinImage image = provider_(CubinRequest{family, arch, params_json, source_hash});
       std::string what = family;
@@ -238,7 +238,17 @@ class Freezer {
         names += (names.empty() ? "" : "\n") + name;
       }
       insert.bind(1, family).bind(2, arch).bind(3, params_json).bind(4, source_hash);
-      insert.bind(5, names).bind(6, tuner::db::Blob{image.bytes.data(), image.bytes.size()});
+      if (!image.launches.empty() && image.launch_contract.empty()) {
+        throw tuner::db::DbError(
+            "the cubin provider gave launch records but no launch contract "
+            "for " +
+                what +
+                ": a launcher could not tell which parameter "
+                "layout its kernels read (nothing was written)",
+            store_);
+      }
+      insert.bind(5, names).bind(6, image.launch_contract);
+      insert.bind(7, tuner::db::Blob{image.bytes.data(), image.bytes.size()});
       insert.run();
       insert.reset();
       detail::insert_launches(out_, {family, arch, params_json, source_hash}, image, store_);

@@ -35,6 +35,9 @@ struct CubinImage {
   std::vector<char> bytes;                  // never empty
   std::vector<std::string> kernel_names;    // mangled names in the image
   std::vector<LaunchRecord> launches = {};  // empty: a family the launcher cannot launch
+  // The family's launch contract its kernels were compiled under (core/launch_contract.hpp);
+  // required with launches: the launcher refuses a cubin whose contract is not its own.
+  std::string launch_contract = {};
 };
 
 // The caller (the tuner CLI) compiles or fetches the image; tunedb never runs a compiler.

@@ -54,6 +54,7 @@ CREATE TABLE cubins(
   params_json TEXT NOT NULL,
   source_hash TEXT NOT NULL,
   kernel_names TEXT NOT NULL,
+  launch_contract TEXT NOT NULL,
   bytes BLOB NOT NULL,
   PRIMARY KEY (family, arch, params_json, source_hash)
 ) WITHOUT ROWID;
@@ -91,7 +92,8 @@ constexpr std::array kChecksumTables = {
               "decision, reason, source_hash, run_id, bytes_moved FROM winners ORDER BY family, "
               "budget_arch, shape, batch"},
     TableSpec{"cubins",
-              "SELECT family, arch, params_json, source_hash, kernel_names, bytes FROM cubins "
+              "SELECT family, arch, params_json, source_hash, kernel_names, launch_contract, bytes "
+              "FROM cubins "
               "ORDER BY family, arch, params_json, source_hash"},
     TableSpec{"launches",
               "SELECT family, arch, params_json, source_hash, role, kernel_name, block_threads, "
@@ -298,11 +300,12 @@ FileKind inspect_file(const Connection& connection, const std::string& path) {
     throw DbInputError(old_schema_message(path, kind.schema_version));
   }
   if (kind.frozen && kind.schema_version != 0 &&
-      kind.schema_version < kFirstLaunchesFrozenVersion) {
+      kind.schema_version < kFirstLaunchContractFrozenVersion) {
     throw DbInputError(path + " is a frozen tuning DB of schema version " +
                        std::to_string(kind.schema_version) +
-                       ", before frozen files carried launch metadata (version " +
-                       std::to_string(kFirstLaunchesFrozenVersion) +
+                       ", before frozen files carried launch metadata and each cubin's launch "
+                       "contract (version " +
+                       std::to_string(kFirstLaunchContractFrozenVersion) +
                        "): re-freeze it with `tuner freeze --db STORE --out NEW.db` of this build");
   }
   if (kind.schema_version == 0 || !has_table(connection, "winners")) {

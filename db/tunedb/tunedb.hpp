@@ -72,6 +72,7 @@ struct Cubin {
   std::string_view family;
   std::string_view arch;               // the arch the image was compiled for ("sm_90")
   std::string_view params_json;        // the config it runs
+  std::string_view launch_contract;    // the parameter layout its kernels read (freeze.hpp)
   std::size_t index = 0;               // position among the TuningDb's cubins
   std::vector<KernelLaunch> launches;  // by role; empty for a family the launcher cannot launch
 };

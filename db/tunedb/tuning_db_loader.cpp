@@ -93,10 +93,12 @@ class Loader {
   void read_cubins() {
     if (!cubins_checked_) return;
     Statement rows = connection_.prepare(
-        "SELECT family, arch, params_json, source_hash, kernel_names, bytes FROM cubins");
+        "SELECT family, arch, params_json, source_hash, kernel_names, launch_contract, bytes "
+        "FROM cubins");
     while (rows.step()) {
       Cubin& cubin = data_->cubins.emplace_back();
-      cubin.bytes = rows.column_blob(5);
+      cubin.bytes = rows.column_blob(6);
+      cubin.launch_contract = data_->intern(rows.column_text(5));
       cubin.kernel_names_text = data_->intern(rows.column_text(4));
       std::string_view names = cubin.kernel_names_text;
       while (!names.empty()) {

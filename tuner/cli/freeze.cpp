@@ -17,6 +17,7 @@
 #include "core/config.hpp"
 #include "core/cubin_cache.hpp"
 #include "core/error.hpp"
+#include "core/launch_contract.hpp"
 #include "db/store/store.hpp"
 #include "db/tunedb/freeze.hpp"
 #include "kernels/registry.hpp"
@@ -77,7 +78,10 @@ class FamilyCubins {
     if (!compiled.compiled) {
       throw std::runtime_error("NVRTC rejected " + compile.context + ":\n" + compiled.result.log);
     }
-    tunedb::CubinImage image{compiled.result.cubin, {}};
+    // This build's contract: the cubin is compiled from this build's templates (the source hash
+    // matched above), so its kernels read the parameter blocks this build's launcher packs.
+    tunedb::CubinImage image{
+        compiled.result.cubin, {}, {}, std::string(launch_contract(family.name))};
     for (const std::string& expression : compile.name_expressions) {
       image.kernel_names.push_back(compiled.result.lowered_names.at(expression));
     }

@@ -26,7 +26,8 @@ constexpr const char* kJsonFieldsHelp =
     "  arch_not_in_db | family_not_in_db | shape_not_tuned), config (object of parameters, null\n"
     "  when not_found), params_json (canonical text or null), tuned_batch, median_us, run_id,\n"
     "  measured_arch, device_name (null unless how is exact or bucket), default_kept (bool),\n"
-    "  cubin_bytes and kernel_names (the frozen image for config and arch; null / [] if none).\n";
+    "  cubin_bytes and kernel_names (the frozen image for config and arch; null / [] if none),\n"
+    "  launch_contract (the parameter layout its kernels read: core/launch_contract.hpp).\n";
 
 // --arch when given; otherwise the DB's only budget arch.
 std::string choose_arch(const std::string& given, const tunedb::DbInfo& info) {
@@ -83,6 +84,9 @@ nlohmann::json to_json(const tunedb::DbInfo& info, const std::string& family,
       {"cubin_bytes", found.cubin != nullptr ? nlohmann::json(found.cubin->bytes.size())
                                              : nlohmann::json(nullptr)},
       {"kernel_names", kernel_names},
+      {"launch_contract", found.cubin != nullptr
+                              ? nlohmann::json(std::string(found.cubin->launch_contract))
+                              : nlohmann::json(nullptr)},
   };
 }
 
