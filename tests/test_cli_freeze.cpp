@@ -1,8 +1,9 @@
 // tuner freeze and tuner verify run as the built binary on real SQLite files in a fresh temporary
 // directory per test case: real sm_120 cubins compiled with their launch facts, verify passing
-// and then failing on an edited file, a winner above the arch's shared-memory opt-in refused, and
-// both kernel families in one frozen DB. Fixture stores (tests/support/cli_store.hpp) are written
-// through db::Store (query and export: test_cli_query_export.cpp).
+// and then failing on an edited file, saying whether the cubins carry this build's launch contract,
+// a winner above the arch's shared-memory opt-in refused, and both kernel families in one frozen
+// DB. Fixture stores (tests/support/cli_store.hpp) are written through db::Store (query and export:
+// test_cli_query_export.cpp).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -12,7 +13,9 @@
 #include <string>
 
 #include "core/launch_contract.hpp"
+#include "db/sqlite/sqlite.hpp"
 #include "db/store/store.hpp"
+#include "db/tunedb/frozen.hpp"
 #include "db/tunedb/tunedb.hpp"
 #include "kernels/fp8_gemm/family.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
@@ -43,6 +46,9 @@ TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an
   const Result verified = run_tuner("verify " + quoted(frozen), true);
   CHECK_MESSAGE(verified.exit_code == 0, verified.output);
   CHECK(verified.output.rfind("ok: ", 0) == 0);
+  CHECK(verified.output.find("  sparse_mla_decode: launch contract " +
+                             std::string(tuner::launch_contract("sparse_mla_decode")) +
+                             ", this build's\n") != std::string::npos);
 
   // The frozen answer carries the cubin: split + the two combines, or both splits + the two
   // combines (default).
@@ -124,6 +130,26 @@ TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an
 
   const Result missing = run_tuner("verify " + quoted(dir / "absent.db"), true);
   CHECK(missing.exit_code == 2);
+
+  // A sound file frozen by another build (its contract edited, the checksum recomputed): intact,
+  // and verify says this build's launcher refuses it.
+  const std::string other = dir / "other_build.db";
+  fs::copy_file(frozen, other);
+  {
+    const tuner::db::Connection edit =
+        tuner::db::Connection::open(other, tuner::db::OpenMode::read_write_create);
+    edit.exec("UPDATE cubins SET launch_contract = 'sha256:other build'");
+    edit.prepare("UPDATE metadata SET value = ?1 WHERE key = 'checksum'")
+        .bind(1, tunedb::detail::frozen_checksum(edit))
+        .run();
+  }
+  const Result foreign = run_tuner("verify " + quoted(other), true);
+  CHECK_MESSAGE(foreign.exit_code == 0, foreign.output);
+  CHECK(foreign.output.find("  sparse_mla_decode: launch contract sha256:other build, not this "
+                            "build's (" +
+                            std::string(tuner::launch_contract("sparse_mla_decode")) +
+                            "): this build's libtunedb_cuda refuses these cubins") !=
+        std::string::npos);
 }
 
 TEST_CASE(

@@ -129,6 +129,29 @@ std::string joined(const std::vector<std::string>& names) {
   return names.empty() ? "(none)" : join_names(names);
 }
 
+// One line per family with launchable cubins: whether they were frozen under this build's launch
+// contract, i.e. whether this build's libtunedb_cuda launches them or refuses them at open.
+std::vector<std::string> contract_lines(const std::string& path) {
+  const tunedb::TuningDb db = tunedb::TuningDb::open(path);
+  std::map<std::string, std::set<std::string>> frozen;  // family -> contracts of its cubins
+  for (std::size_t i = 0; i < db.cubin_count(); ++i) {
+    const tunedb::Cubin& cubin = db.cubin(i);
+    if (!cubin.launches.empty()) {
+      frozen[std::string(cubin.family)].insert(std::string(cubin.launch_contract));
+    }
+  }
+  std::vector<std::string> lines;
+  for (const auto& [family, contracts] : frozen) {
+    const std::string own(launch_contract(family));
+    lines.push_back(contracts == std::set<std::string>{own}
+                        ? family + ": launch contract " + own + ", this build's"
+                        : family + ": launch contract " + *contracts.begin() +
+                              ", not this build's (" + own +
+                              "): this build's libtunedb_cuda refuses these cubins");
+  }
+  return lines;
+}
+
 }  // namespace
 
 int run_freeze(const Args& args) {
@@ -176,7 +199,9 @@ int run_verify(const Args& args) {
     std::printf(
         "usage: tuner verify FILE\n\nRuns every check a reader runs before it hands anything "
         "out: the frozen\nheader (application_id), the schema version, the checksum, and each "
-        "cubin's ELF arch\nagainst its row.\nExit 0 and \"ok\" when intact; 1 and the problem when "
+        "cubin's ELF arch\nagainst its row; then says for each family whether its cubins were "
+        "frozen under this\nbuild's launch contract (which this build's libtunedb_cuda "
+        "requires).\nExit 0 and \"ok\" when intact; 1 and the problem when "
         "not a sound frozen file; "
         "2 when FILE is missing.\n");
     return 0;
@@ -191,6 +216,7 @@ int run_verify(const Args& args) {
     std::printf("ok: %s: schema %d, %zu winners, %zu cubins, budget arches %s, checksum %s\n",
                 path.c_str(), report.schema_version, report.winners, report.cubins,
                 joined(report.budget_arches).c_str(), report.checksum.c_str());
+    for (const std::string& line : contract_lines(path)) std::printf("  %s\n", line.c_str());
     return 0;
   } catch (const std::exception& error) {
     // DbError (damaged, checksum mismatch) or DbInputError (not frozen, foreign, newer): either
