@@ -240,11 +240,9 @@ class Freezer {
       insert.bind(1, family).bind(2, arch).bind(3, params_json).bind(4, source_hash);
       if (!image.launches.empty() && image.launch_contract.empty()) {
         throw tuner::db::DbError(
-            "the cubin provider gave launch records but no launch contract "
-            "for " +
-                what +
-                ": a launcher could not tell which parameter "
-                "layout its kernels read (nothing was written)",
+            "the cubin provider gave launch records but no launch contract for " + what +
+                ": a launcher could not tell which parameter layout " +
+                "its kernels read (nothing was written)",
             store_);
       }
       insert.bind(5, names).bind(6, image.launch_contract);
