@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
 # Device call of the thirty-fourth session (2026-12-06), one call for what the device time allows
-# (most of it went to machines that did not start):
-#   1. the thirty-third session's three builds at the batches under 60 % of copy (h200_s33.sh pair:
-#      old = 81ef82e, pair = dc4938e, new = this tree; carry tuner_old / tuner_pair);
-#   2. on an H200 only: the default fp8 sweep, cold and warm (h200_issue12_s4.sh main: every batch
+# (most of it went to machines that did not start), the most wanted first:
+#   1. on an H200 only: the default fp8 sweep, cold and warm (h200_issue12_s4.sh main: every batch
 #      of the default set on this tree's kernels), and `tuner report` of it into
 #      $OUT/s34_sweep/reference-sweep (the sm_120-budget and bf16 sweeps of h200_s17.sh sweep are
 #      left out: their kernels did not change since the thirty-second session's reference sweep);
+#   2. the thirty-third session's three builds at the batches under 60 % of copy (h200_s33.sh pair:
+#      old = 81ef82e, pair = dc4938e, new = this tree; carry tuner_old / tuner_pair);
 #   3. gpu_tunedb_cuda (the launch-contract refusal at open, with the serving tests).
 # Usage: scripts/h200_s34.sh   (carry .devcarry; logs in $OUT/s34_*.tgz)
 source scripts/device_call_env.sh
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
-BATCHES=${BATCHES:-69,72,92,96,136,416,464} bash scripts/h200_s33.sh pair 2>&1 | tail -30
 if [[ $card == *H200* ]]; then
   call_logs s34 sweep  # $logs
   export WORK=/tmp/s34_sweep
@@ -24,5 +23,6 @@ if [[ $card == *H200* ]]; then
   cut -c1-220 "$logs/main.txt" | tail -n 9
   tar -C "$out" -czf "$out/s34_sweep.tgz" s34_sweep && rm -rf "$logs"
 fi
+BATCHES=${BATCHES:-69,72,92,96,136,416,464} bash scripts/h200_s33.sh pair 2>&1 | tail -30
 run_gpu_test "$out/gpu_tunedb_cuda.log" 240 gpu_tunedb_cuda
 grep -E "ERROR|contract" "$out/gpu_tunedb_cuda.log" | head -n 5
