@@ -4,7 +4,8 @@
 #   1. on an H200 only: the default fp8 sweep, cold and warm (h200_issue12_s4.sh main: every batch
 #      of the default set on this tree's kernels), and `tuner report` of it into
 #      $OUT/s34_sweep/reference-sweep (the sm_120-budget and bf16 sweeps of h200_s17.sh sweep are
-#      left out: their kernels did not change since the thirty-second session's reference sweep);
+#      left out for the device time: the bf16 winners run schedule 0, whose SASS did not change,
+#      but some sm_120-budget winners run schedule 2, which did);
 #   2. the thirty-third session's three builds at the batches under 60 % of copy (h200_s33.sh pair:
 #      old = 81ef82e, pair = dc4938e, new = this tree; carry tuner_old / tuner_pair);
 #   3. gpu_tunedb_cuda (the launch-contract refusal at open, with the serving tests).
