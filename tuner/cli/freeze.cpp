@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "core/arch.hpp"
 #include "core/config.hpp"
@@ -143,11 +144,17 @@ std::vector<std::string> contract_lines(const std::string& path) {
   std::vector<std::string> lines;
   for (const auto& [family, contracts] : frozen) {
     const std::string own(launch_contract(family));
-    lines.push_back(contracts == std::set<std::string>{own}
-                        ? family + ": launch contract " + own + ", this build's"
-                        : family + ": launch contract " + *contracts.begin() +
-                              ", not this build's (" + own +
-                              "): this build's libtunedb_cuda refuses these cubins");
+    std::string line = family + ": launch contract ";
+    if (contracts == std::set<std::string>{own}) {
+      line += own;
+      line += ", this build's";
+    } else {
+      line += *contracts.begin();
+      line += ", not this build's (";
+      line += own;
+      line += "): this build's libtunedb_cuda refuses these cubins";
+    }
+    lines.push_back(std::move(line));
   }
   return lines;
 }
