@@ -16,12 +16,11 @@
 
 #include "core/launch_contract.hpp"
 #include "core/measure.hpp"
-#include "db/sqlite/sqlite.hpp"
-#include "db/tunedb/frozen.hpp"
 #include "deploy/launcher.hpp"
 #include "kernels/sparse_mla_decode/client.h"
 #include "kernels/sparse_mla_decode/family.hpp"
 #include "kernels/sparse_mla_decode/verify.hpp"
+#include "tests/support/relabelled_contract.hpp"
 #include "tests/support/served_decode.hpp"
 
 namespace {
@@ -134,14 +133,7 @@ TEST_CASE("a DB frozen under another launch contract is refused at open, naming 
   // record another contract. Its kernels would read this build's parameter blocks wrongly.
   const test::TempDir dir;
   const std::filesystem::path copy = dir / "other_build.db";
-  std::filesystem::copy_file(frozen_db(), copy);
-  {
-    const db::Connection edit = db::Connection::open(copy, db::OpenMode::read_write_create);
-    edit.exec("UPDATE cubins SET launch_contract = 'sha256:other build'");
-    edit.prepare("UPDATE metadata SET value = ?1 WHERE key = 'checksum'")
-        .bind(1, tunedb::detail::frozen_checksum(edit))
-        .run();
-  }
+  test::copy_with_contract(frozen_db(), copy, "sha256:other build");
   const std::string expected =
       "was frozen under launch contract sha256:other build, but this "
       "libtunedb_cuda launches contract " +

@@ -13,15 +13,14 @@
 #include <string>
 
 #include "core/launch_contract.hpp"
-#include "db/sqlite/sqlite.hpp"
 #include "db/store/store.hpp"
-#include "db/tunedb/frozen.hpp"
 #include "db/tunedb/tunedb.hpp"
 #include "kernels/fp8_gemm/family.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "templates/sparse_mla_decode/layout.h"
 #include "tests/support/cli_store.hpp"
 #include "tests/support/fixture.hpp"
+#include "tests/support/relabelled_contract.hpp"
 #include "tests/support/run_command.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -134,15 +133,7 @@ TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an
   // A sound file frozen by another build (its contract edited, the checksum recomputed): intact,
   // and verify says this build's launcher refuses it.
   const std::string other = dir / "other_build.db";
-  fs::copy_file(frozen, other);
-  {
-    const tuner::db::Connection edit =
-        tuner::db::Connection::open(other, tuner::db::OpenMode::read_write_create);
-    edit.exec("UPDATE cubins SET launch_contract = 'sha256:other build'");
-    edit.prepare("UPDATE metadata SET value = ?1 WHERE key = 'checksum'")
-        .bind(1, tunedb::detail::frozen_checksum(edit))
-        .run();
-  }
+  tuner::test::copy_with_contract(frozen, other, "sha256:other build");
   const Result foreign = run_tuner("verify " + quoted(other), true);
   CHECK_MESSAGE(foreign.exit_code == 0, foreign.output);
   CHECK(foreign.output.find("  sparse_mla_decode: launch contract sha256:other build, not this "
