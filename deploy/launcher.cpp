@@ -40,14 +40,14 @@ std::optional<std::int64_t> launch_param(const Cubin& cubin, std::string_view na
 // raises each kernel's max-dynamic-smem attribute, and lets the family bind its roles and geometry
 // values.
 Slot load_slot(const Cubin& cubin, const std::string& path) {
-  const std::string what = "tunedb_cuda: " + std::string(cubin.family) + " " +
-                           std::string(cubin.params_json) + " for " + std::string(cubin.arch);
+  const std::string name = std::string(cubin.family) + " " + std::string(cubin.params_json) +
+                           " for " + std::string(cubin.arch);
+  const std::string what = "tunedb_cuda: " + name;
   const tuner::DeployFamily* family = deploy_family_by_name(cubin.family);
   if (family != nullptr && !cubin.launches.empty()) {
-    if (const auto problem = launch_contract_problem(
-            path + "'s cubin of " + std::string(cubin.family) + " " +
-                std::string(cubin.params_json) + " for " + std::string(cubin.arch),
-            cubin.launch_contract, tuner::launch_contract(cubin.family))) {
+    if (const auto problem =
+            launch_contract_problem(path + "'s cubin of " + name, cubin.launch_contract,
+                                    tuner::launch_contract(cubin.family))) {
       throw DbInputError(*problem);
     }
   }
