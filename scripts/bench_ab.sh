@@ -6,7 +6,8 @@
 # (default "old new"): `new` is build/tuner/tuner, any other NAME the carried
 # .devcarry/bin/tuner_NAME (scripts/devcarry_old_tuner.sh makes tuner_old; other names: copy or
 # rename it, e.g. one per commit). OLD_WHERE (default WHERE) filters every build but `new`, for
-# values an older space lacks. Expects $began (device_call_env.sh).
+# values an older space lacks. AB_EXTRA: more `tuner bench` options for every build (e.g.
+# --trimmed). Expects $began (device_call_env.sh).
 # ab_tuner BUILD: the tuner binary of BUILD (`new`: build/tuner/tuner, else
 # .devcarry/bin/tuner_BUILD).
 ab_tuner() {
@@ -24,7 +25,8 @@ bench_ab() {
       bin=$(ab_tuner "$build") filter=$where
       [ "$build" = new ] || filter=$old_where
       XDG_CACHE_HOME=/tmp/bench_ab_cache_$build timeout 150 "$bin" bench --batches "$batches" \
-        --where "$filter" --no-default --best-per "$best_per" >"$logs/${build}_$round.log" 2>&1
+        --where "$filter" --no-default --best-per "$best_per" ${AB_EXTRA:-} \
+        >"$logs/${build}_$round.log" 2>&1
       echo "$build round $round rc=$? at $(($(date +%s) - began)) s"
     done
   done
