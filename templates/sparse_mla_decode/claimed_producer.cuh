@@ -68,9 +68,8 @@ __device__ __forceinline__ void produce_claimed(const smla::SplitParams& p,
     for (int k = 0; k < kRows; ++k) {
       const int row = thread + k * kThreads;
       const int pos = row_tile * BLOCK_T + row;
-      next[k] = row_tile < p.tiles_per_row && row < BLOCK_T && pos < p.topk
-                    ? __ldg(index_row + pos)
-                    : -1;
+      next[k] =
+          row_tile < p.tiles_per_row && row < BLOCK_T && pos < p.topk ? __ldg(index_row + pos) : -1;
     }
   };
   int current = static_cast<int>(blockIdx.x);
