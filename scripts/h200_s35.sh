@@ -8,8 +8,16 @@
 #          batches under 60 % of copy and around them, two rounds (`--trimmed`: merge 3 is a
 #          measured trim). First a correctness pass of the claiming kernels at topk 5 and 600
 #          (`tuner bench` verifies every config against the reference before timing it).
-# Usage: scripts/h200_s35.sh claim   (carry .devcarry; logs in $OUT/s35_claim.tgz)
-step=${1:?usage: scripts/h200_s35.sh claim}
+#          Measured on 6015463 (call 2, H100: 1-2.6 % faster under merge 3 at 69-92, merge 3 itself
+#          1.3x merge 4's time; docs/device-logs/s35) and taken out again: building the variant
+#          needs that commit's templates (`git worktree add /tmp/claim 6015463`, then the
+#          variant script there).
+#   owed   what the thirty-second to thirty-fourth sessions left open, by card: on an H200 the
+#          default fp8 sweep and its report (h200_s34.sh's first step); on an H100 the batch
+#          search's question at 69, 72, 92 (h200_s32.sh all: every survivor of the sm_90 plan,
+#          the fastest per schedule x merge x BLOCK_T).
+# Usage: scripts/h200_s35.sh claim|owed   (carry .devcarry; logs in $OUT/s35_STEP.tgz)
+step=${1:?usage: scripts/h200_s35.sh claim|owed}
 source scripts/device_call_env.sh
 source scripts/bench_ab.sh
 call_logs s35 "$step"  # $logs, $winners
@@ -25,6 +33,23 @@ claim() {
     "${BATCHES:-64,69,72,79,92,128,256,464}" "$where" merge,target_ctas
   AB_BUILDS="new claim" bench_ab_summary "$logs" merge target_ctas
   echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
+}
+owed() {
+  local card
+  card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+  if [[ $card == *H200* ]]; then
+    export WORK=/tmp/s35_sweep
+    mkdir -p "$WORK"
+    bash scripts/h200_issue12_s4.sh build main >"$logs/main.txt" 2>&1
+    cp "$WORK"/cold.log "$WORK"/warm.log "$logs/" 2>/dev/null
+    build/tuner/tuner report --db "$WORK/tuned.db" --out "$logs/reference-sweep" \
+      >"$logs/report.log" 2>&1
+    echo "report rc=$?"
+    gzip -c "$WORK/tuned.db" >"$out/s35-sweep.sqlite.gz"
+    cut -c1-220 "$logs/main.txt" | tail -n 9
+  else
+    ALL_LIMIT_S=${ALL_LIMIT_S:-420} BATCHES=${BATCHES:-69,72,92} bash scripts/h200_s32.sh all
+  fi
 }
 "$step"
 tar -C "$out" -czf "$out/s35_$step.tgz" "s35_$step" && rm -rf "$logs"

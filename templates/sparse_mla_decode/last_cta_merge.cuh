@@ -10,7 +10,6 @@
 // have long outlasted. No state outlives a launch, so a workspace needs no zeroing by its owner.
 #include "common/async.cuh"
 #include "common/ptx.cuh"
-#include "sparse_mla_decode/claimed_producer.cuh"
 #include "sparse_mla_decode/combine.cuh"
 #include "sparse_mla_decode/layout.h"
 #include "sparse_mla_decode/params.h"
@@ -27,11 +26,7 @@ __device__ __forceinline__ bool took_last_ticket(const smla::SplitParams& p, int
   if (threadIdx.x == 0) {
     ptx::grid_dependency_wait();  // the tickets' reset (the launch's first kernel) is done
     __threadfence();              // the CTA's stores, seen through the barrier, before the ticket
-#ifdef SMLA_EXP_CLAIM  // claimed_producer.cuh: tickets in the high half of the word
-    const unsigned ticket = atomicAdd(p.row_tickets + row, smla_claim::kTicketUnit) >> 16;
-#else
     const unsigned ticket = atomicAdd(p.row_tickets + row, 1u);
-#endif
     *flag = ticket + 1 == static_cast<unsigned>(p.num_splits) ? 1u : 0u;
   }
   ptx::named_barrier_sync(1, CONSUMER_THREADS);

@@ -7,7 +7,6 @@
 // empty per stage), so consumers never wait on a block-wide barrier in the token loop: one
 // consumer-only barrier per tile publishes the scores. Without producer warps the consumers issue
 // 16-byte cp.async copies themselves (two block barriers per tile).
-#include "sparse_mla_decode/claimed_producer.cuh"
 #include "sparse_mla_decode/cluster_merge.cuh"
 #include "sparse_mla_decode/last_cta_merge.cuh"
 #include "sparse_mla_decode/pipelined_output.cuh"
@@ -162,13 +161,6 @@ __device__ __forceinline__ bool ran_producer(const smla::SplitParams& p,
                                              const WorkRange& range) {
   if constexpr (PRODUCERS > 0) {
     if (threadIdx.x >= NUM_WARPS * 32) {
-#ifdef SMLA_EXP_CLAIM
-      if (smla_claim::claims<SCHEDULE, PRODUCERS, stages_ids<KV_FORMAT, SCHEDULE>()>(p)) {
-        smla_claim::produce_claimed<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS>(p, layout,
-                                                                                         smem);
-        return true;
-      }
-#endif
       produce<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS, UNPACK, SCHEDULE>(
           p, layout, smem, range);
       if (p.partials == smla::kPartialsCluster) smla_cluster::cluster_producer_exit();
@@ -332,23 +324,12 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
                                  smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT);
   const float value_scale = smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f;
   int handoffs = 0;  // rows whose q the producers handed over
-#ifdef SMLA_EXP_CLAIM
-  const bool claims =
-      smla_claim::claims<SCHEDULE, PRODUCERS, smla_pipe::stages_ids<KV_FORMAT, SCHEDULE>()>(p);
-#endif
   int tile = 0;      // the ring's running tile: stages and phases run on across rows
   for (;;) {         // one row of the range per pass
     smla_pipe::Accumulator<BLOCK_H, NUM_WARPS> acc;
     smla_pipe::clear(acc);
-#ifdef SMLA_EXP_CLAIM
-    const int row_end = claims ? 0x7fffffff : smla_pipe::row_end_tile<SCHEDULE>(p, range, tile);
-#else
     const int row_end = smla_pipe::row_end_tile<SCHEDULE>(p, range, tile);
-#endif
     for (; tile < row_end; ++tile) {
-#ifdef SMLA_EXP_CLAIM
-      if (claims && smla_claim::at_end<BLOCK_T, NUM_STAGES>(layout, smem, full, tile)) break;
-#endif
       const bool frees_q = kHandoff && tile + 1 == row_end && row_end < num_tiles;
       smla_pipe::consume_tile<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS,
                               UNPACK, kTokenSoftmax>(p, layout, smem, full, empty, tile, num_tiles,
