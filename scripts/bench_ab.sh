@@ -7,7 +7,8 @@
 # .devcarry/bin/tuner_NAME (scripts/devcarry_old_tuner.sh makes tuner_old; other names: copy or
 # rename it, e.g. one per commit). OLD_WHERE (default WHERE) filters every build but `new`, for
 # values an older space lacks. AB_EXTRA: more `tuner bench` options for every build (e.g.
-# --trimmed). Expects $began (device_call_env.sh).
+# --trimmed); AB_LIMIT_S: each run's limit in seconds (default 150). Expects $began
+# (device_call_env.sh).
 # ab_tuner BUILD: the tuner binary of BUILD (`new`: build/tuner/tuner, else
 # .devcarry/bin/tuner_BUILD).
 ab_tuner() {
@@ -24,8 +25,8 @@ bench_ab() {
     for build in ${AB_BUILDS:-old new}; do
       bin=$(ab_tuner "$build") filter=$where
       [ "$build" = new ] || filter=$old_where
-      XDG_CACHE_HOME=/tmp/bench_ab_cache_$build timeout 150 "$bin" bench --batches "$batches" \
-        --where "$filter" --no-default --best-per "$best_per" ${AB_EXTRA:-} \
+      XDG_CACHE_HOME=/tmp/bench_ab_cache_$build timeout "${AB_LIMIT_S:-150}" "$bin" bench \
+        --batches "$batches" --where "$filter" --no-default --best-per "$best_per" ${AB_EXTRA:-} \
         >"$logs/${build}_$round.log" 2>&1
       echo "$build round $round rc=$? at $(($(date +%s) - began)) s"
     done

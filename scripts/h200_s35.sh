@@ -12,12 +12,19 @@
 #          1.3x merge 4's time; docs/device-logs/s35) and taken out again: building the variant
 #          needs that commit's templates (`git worktree add /tmp/claim 6015463`, then the
 #          variant script there).
+#   mixed  the mixed-splits experiment (deploy.cpp's mixed_splits_experiment under the environment
+#          SMLA_EXP_MIXED, pipelined_work.cuh's splits_range under the macro SMLA_EXP_MIXED:
+#          .devcarry/bin/tuner_mixed, a wrapper that sets the variable for
+#          .devcarry/bin/tuner_mixed.bin from `devcarry_variant_tuner.sh mixed.bin SMLA_EXP_MIXED`):
+#          per-row splits over exactly one wave, rows in k + 1 or k parts, against this tree's
+#          tuner (the same host code without the variable), schedule 0 under merges 1 and 4, at
+#          64-256, two rounds; `tuner bench` verifies every config first.
 #   owed   what the thirty-second to thirty-fourth sessions left open, by card: on an H200 the
 #          default fp8 sweep and its report (h200_s34.sh's first step); on an H100 the batch
 #          search's question at 69, 72, 92 (h200_s32.sh all: every survivor of the sm_90 plan,
 #          the fastest per schedule x merge x BLOCK_T).
-# Usage: scripts/h200_s35.sh claim|owed   (carry .devcarry; logs in $OUT/s35_STEP.tgz)
-step=${1:?usage: scripts/h200_s35.sh claim|owed}
+# Usage: scripts/h200_s35.sh claim|mixed|owed   (carry .devcarry; logs in $OUT/s35_STEP.tgz)
+step=${1:?usage: scripts/h200_s35.sh claim|mixed|owed}
 source scripts/device_call_env.sh
 source scripts/bench_ab.sh
 call_logs s35 "$step"  # $logs, $winners
@@ -32,6 +39,19 @@ claim() {
   AB_BUILDS="new claim" AB_EXTRA=--trimmed bench_ab "$logs" \
     "${BATCHES:-64,69,72,79,92,128,256,464}" "$where" merge,target_ctas
   AB_BUILDS="new claim" bench_ab_summary "$logs" merge target_ctas
+  echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
+}
+mixed() {
+  local where="$winners,merge=1|4,schedule=0,target_ctas=0|256,ctas_per_sm=1|2" topk
+  for topk in 5 600; do
+    XDG_CACHE_HOME=/tmp/bench_ab_cache_mixed timeout 200 .devcarry/bin/tuner_mixed bench \
+      --topk $topk --batches 7,69,136 --where "$where" --no-default \
+      >"$logs/check_topk$topk.log" 2>&1
+    echo "mixed check topk $topk rc=$? wrong: $(grep -ciE "wrong" "$logs/check_topk$topk.log")"
+  done
+  AB_BUILDS="new mixed" AB_LIMIT_S=240 bench_ab "$logs" \
+    "${BATCHES:-64,66,69,72,79,92,96,104,128,136,200,256}" "$where" merge,target_ctas
+  AB_BUILDS="new mixed" bench_ab_summary "$logs" merge target_ctas
   echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
 }
 owed() {
