@@ -43,7 +43,7 @@ claim() {
 }
 mixed() {
   local where="$winners,merge=1|4,schedule=0,target_ctas=0|256,ctas_per_sm=1|2" topk
-  for topk in 5 600; do
+  for topk in 600; do
     XDG_CACHE_HOME=/tmp/bench_ab_cache_mixed timeout 200 .devcarry/bin/tuner_mixed bench \
       --topk $topk --batches 7,69,136 --where "$where" --no-default \
       >"$logs/check_topk$topk.log" 2>&1
