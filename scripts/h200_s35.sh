@@ -19,12 +19,15 @@
 #          per-row splits over exactly one wave, rows in k + 1 or k parts, against this tree's
 #          tuner (the same host code without the variable), schedule 0 under merges 1 and 4, at
 #          64-256, two rounds; `tuner bench` verifies every config first.
+#   mixedtl  the per-CTA timelines (SMLA_TIMELINE=100) of this tree's kernel and the mixed
+#          splits' at 69 and 136 (.devcarry/bin/tuner_timeline and tuner_mixedtl, a wrapper as
+#          above around tuner_mixedtl.bin): where the mixed splits' time goes.
 #   owed   what the thirty-second to thirty-fourth sessions left open, by card: on an H200 the
 #          default fp8 sweep and its report (h200_s34.sh's first step); on an H100 the batch
 #          search's question at 69, 72, 92 (h200_s32.sh all: every survivor of the sm_90 plan,
 #          the fastest per schedule x merge x BLOCK_T).
-# Usage: scripts/h200_s35.sh claim|mixed|owed   (carry .devcarry; logs in $OUT/s35_STEP.tgz)
-step=${1:?usage: scripts/h200_s35.sh claim|mixed|owed}
+# Usage: scripts/h200_s35.sh claim|mixed|mixedtl|owed   (carry .devcarry; logs in $OUT/s35_STEP.tgz)
+step=${1:?usage: scripts/h200_s35.sh claim|mixed|mixedtl|owed}
 source scripts/device_call_env.sh
 source scripts/bench_ab.sh
 call_logs s35 "$step"  # $logs, $winners
@@ -53,6 +56,16 @@ mixed() {
     "${BATCHES:-64,66,69,72,79,92,96,104,128,136,200,256}" "$where" merge,target_ctas
   AB_BUILDS="new mixed" bench_ab_summary "$logs" merge target_ctas
   echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
+}
+mixedtl() {
+  source scripts/timeline_step.sh
+  local one="$winners,merge=4,schedule=0,ctas_per_sm=1" batch
+  for batch in 69 136; do
+    XDG_CACHE_HOME=/tmp/s35_tl_new timeline_step "$logs" "b${batch}_new" $batch \
+      "$one,target_ctas=0"
+    XDG_CACHE_HOME=/tmp/s35_tl_mixed TIMELINE_TUNER=tuner_mixedtl timeline_step "$logs" \
+      "b${batch}_mixed" $batch "$one,target_ctas=0"
+  done
 }
 owed() {
   local card

@@ -4,10 +4,11 @@
 # (.devcarry/bin/tuner_timeline, scripts/devcarry_variant_tuner.sh timeline SMLA_TIMELINE=100)
 # at BATCH on the configs WHERE selects, into LOGS/NAME.log; scripts/timeline.py's summary into
 # LOGS/NAME.txt, and its headline rows printed. Expects XDG_CACHE_HOME set and $began.
+# TIMELINE_TUNER names another diagnostic build in .devcarry/bin (default tuner_timeline).
 timeline_step() {
   local logs=$1 name=$2 batch=$3 where=$4
-  timeout 100 .devcarry/bin/tuner_timeline bench --batches "$batch" --no-default \
-    --where "$where" >"$logs/$name.log" 2>&1
+  timeout 100 ".devcarry/bin/${TIMELINE_TUNER:-tuner_timeline}" bench --batches "$batch" \
+    --no-default --where "$where" >"$logs/$name.log" 2>&1
   echo "== $name (batch $batch, $where) rc=$? at $(($(date +%s) - began)) s"
   python3 scripts/timeline.py "$logs/$name.log" | sed -n '1,40p' >"$logs/$name.txt"
   grep -E "launch 100|stream|written|each SM|combine|past the|end |split end" "$logs/$name.txt" |
