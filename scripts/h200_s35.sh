@@ -22,12 +22,15 @@
 #   mixedtl  the per-CTA timelines (SMLA_TIMELINE=100) of this tree's kernel and the mixed
 #          splits' at 69 and 136 (.devcarry/bin/tuner_timeline and tuner_mixedtl, a wrapper as
 #          above around tuner_mixedtl.bin): where the mixed splits' time goes.
+#   s2tl   the per-CTA timelines (tuner_timeline) of schedule 2 at 69 and 72, where its balanced
+#          division (8-9 tiles a CTA) loses to schedule 0's 11, and of schedule 0 at 66 (264 CTAs
+#          of 8 tiles, the division's ideal): what schedule 2's crossing rows cost.
 #   owed   what the thirty-second to thirty-fourth sessions left open, by card: on an H200 the
 #          default fp8 sweep and its report (h200_s34.sh's first step); on an H100 the batch
 #          search's question at 69, 72, 92 (h200_s32.sh all: every survivor of the sm_90 plan,
 #          the fastest per schedule x merge x BLOCK_T).
-# Usage: scripts/h200_s35.sh claim|mixed|mixedtl|owed   (carry .devcarry; logs in $OUT/s35_STEP.tgz)
-step=${1:?usage: scripts/h200_s35.sh claim|mixed|mixedtl|owed}
+# Usage: scripts/h200_s35.sh claim|mixed|mixedtl|s2tl|owed   (carry .devcarry; logs in $OUT/s35_STEP.tgz)
+step=${1:?usage: scripts/h200_s35.sh claim|mixed|mixedtl|s2tl|owed}
 source scripts/device_call_env.sh
 source scripts/bench_ab.sh
 call_logs s35 "$step"  # $logs, $winners
@@ -66,6 +69,14 @@ mixedtl() {
     XDG_CACHE_HOME=/tmp/s35_tl_mixed TIMELINE_TUNER=tuner_mixedtl timeline_step "$logs" \
       "b${batch}_mixed" $batch "$one,target_ctas=0"
   done
+}
+s2tl() {
+  source scripts/timeline_step.sh
+  export XDG_CACHE_HOME=/tmp/s35_tl_new
+  local s2="$winners,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2"
+  timeline_step "$logs" b69_s2 69 "$s2"
+  timeline_step "$logs" b72_s2 72 "$s2"
+  timeline_step "$logs" b66_s0 66 "$winners,merge=4,schedule=0,target_ctas=0,ctas_per_sm=1"
 }
 owed() {
   local card
