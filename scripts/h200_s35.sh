@@ -18,7 +18,10 @@
 #          .devcarry/bin/tuner_mixed.bin from `devcarry_variant_tuner.sh mixed.bin SMLA_EXP_MIXED`):
 #          per-row splits over exactly one wave, rows in k + 1 or k parts, against this tree's
 #          tuner (the same host code without the variable), schedule 0 under merges 1 and 4, at
-#          64-256, two rounds; `tuner bench` verifies every config first.
+#          64-256, two rounds; `tuner bench` verifies every config first. Measured on 90018f8
+#          (call 4, H100: 1.3-1.45x slower wherever rows split unevenly; 927c0fe's mixedtl, call 5,
+#          shows why: docs/device-logs/s35) and taken out again: `git worktree add /tmp/mixed
+#          927c0fe` to rebuild the variants.
 #   mixedtl  the per-CTA timelines (SMLA_TIMELINE=100) of this tree's kernel and the mixed
 #          splits' at 69 and 136 (.devcarry/bin/tuner_timeline and tuner_mixedtl, a wrapper as
 #          above around tuner_mixedtl.bin): where the mixed splits' time goes.

@@ -1,7 +1,6 @@
 #include "kernels/sparse_mla_decode/deploy.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "core/device_pointer.hpp"
 #include "templates/sparse_mla_decode/layout.h"
@@ -104,32 +103,6 @@ int max_row_parts(const smla::Balance& balance) {
   return most;
 }
 
-// EXPERIMENT (environment SMLA_EXP_MIXED set, with kernels built with the SMLA_EXP_MIXED macro:
-// scripts/h200_s35.sh mixed; to be taken out again once measured): per-row splits over exactly
-// one wave of resident CTAs, the first `a` rows in k + 1 parts and the others in k (k = slots /
-// rows, a = slots - k rows), so that at batch 69 the 264 slots hold 264 CTAs of 8 or 11 tiles
-// instead of 207 of 11. The grid keeps k + 1 CTAs a row: the (k + 1)-th of a k-part row runs no
-// tile and leaves an empty partial (lse -inf, which the combine does not weigh). `a` travels in
-// whole_rows, unused by per-row splits.
-void mixed_splits_experiment(const GeometryParams& params, const ClusterCapacity& capacity,
-                             int rows, SplitPlan& plan) {
-  const bool merges_by_combine = params.merge == smla::kMergeCombine ||
-                                 params.merge == smla::kMergeCombinePdl ||
-                                 params.merge == smla::kMergeCombineBf16;
-  if (std::getenv("SMLA_EXP_MIXED") == nullptr || params.schedule != smla::kScheduleSplits ||
-      !merges_by_combine || capacity.at(1) <= rows) {
-    return;
-  }
-  const int slots = capacity.at(1);
-  const int k = slots / rows;
-  const int a = slots - k * rows;
-  if (a == 0 || k + 1 > plan.tiles_per_row) return;
-  plan.num_splits = k + 1;
-  plan.requested_splits = k + 1;
-  plan.tokens_per_split = ceil_div(plan.tiles_per_row, k + 1) * params.block_t;
-  plan.whole_rows = a;
-}
-
 SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params,
                      const ClusterCapacity& capacity) {
   SplitPlan plan;
@@ -170,7 +143,6 @@ SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params,
     one_split_fewer();
   }
   plan.tokens_per_split = tiles_per_split * params.block_t;
-  mixed_splits_experiment(params, capacity, rows, plan);
   return plan;
 }
 

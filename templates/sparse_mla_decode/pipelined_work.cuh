@@ -7,7 +7,6 @@
 // token loop's registers where they were before rows could change inside it.
 #include "sparse_mla_decode/params.h"
 #include "sparse_mla_decode/schedule.h"
-#include "sparse_mla_decode/timeline.cuh"  // where a variant build defines SMLA_EXP_MIXED
 
 namespace smla_pipe {
 
@@ -58,20 +57,6 @@ __device__ __forceinline__ smla::CtaTiles cta_tiles(const WorkRange& range) {
 template <int BLOCK_T>
 __device__ __forceinline__ WorkRange splits_range(const smla::SplitParams& p) {
   const int row = static_cast<int>(blockIdx.z) * p.head_groups + static_cast<int>(blockIdx.y);
-#ifdef SMLA_EXP_MIXED  // deploy.cpp's mixed_splits_experiment: rows below whole_rows in num_splits
-  if (p.whole_rows > 0) {
-    const int parts = row < p.whole_rows ? p.num_splits : p.num_splits - 1;
-    const int per_part = (p.tiles_per_row + parts - 1) / parts;
-    const int row_end = (row + 1) * p.tiles_per_row;
-    const int first = min(row * p.tiles_per_row + static_cast<int>(blockIdx.x) * per_part, row_end);
-    return {first,
-            min(first + per_part, row_end),
-            p.indices + static_cast<long long>(blockIdx.z) * p.topk,
-            static_cast<int>(blockIdx.x) * per_part * BLOCK_T,
-            0,
-            0};
-  }
-#endif
   const int tiles_per_split = p.tokens_per_split / BLOCK_T;
   const int first = row * p.tiles_per_row + static_cast<int>(blockIdx.x) * tiles_per_split;
   return {first,
