@@ -28,12 +28,16 @@
 #   s2tl   the per-CTA timelines (tuner_timeline) of schedule 2 at 69 and 72, where its balanced
 #          division (8-9 tiles a CTA) loses to schedule 0's 11, and of schedule 0 at 66 (264 CTAs
 #          of 8 tiles, the division's ideal): what schedule 2's crossing rows cost.
+#   ramp   schedule 2's ramp (its first tile lands ~1.5 us later than schedule 0's, call 6): the
+#          timelines, with the last producer thread's first copies (timeline.cuh's
+#          kIssued0Last), of schedule 2 at 69 and schedule 0 at 66 under both launch bounds.
 #   owed   what the thirty-second to thirty-fourth sessions left open, by card: on an H200 the
 #          default fp8 sweep and its report (h200_s34.sh's first step); on an H100, with OWED_ALL
 #          set, the batch search's question at 69, 72, 92 (h200_s32.sh all: every survivor of the
 #          sm_90 plan, the fastest per schedule x merge x BLOCK_T), else nothing.
-# Usage: scripts/h200_s35.sh claim|mixed|mixedtl|s2tl|owed   (carry .devcarry; logs in $OUT/s35_STEP.tgz)
-step=${1:?usage: scripts/h200_s35.sh claim|mixed|mixedtl|s2tl|owed}
+# Usage: scripts/h200_s35.sh claim|mixed|mixedtl|s2tl|ramp|owed
+#   (carry .devcarry; logs in $OUT/s35_STEP.tgz)
+step=${1:?usage: scripts/h200_s35.sh claim|mixed|mixedtl|s2tl|ramp|owed}
 source scripts/device_call_env.sh
 source scripts/bench_ab.sh
 call_logs s35 "$step"  # $logs, $winners
@@ -80,6 +84,18 @@ s2tl() {
   timeline_step "$logs" b69_s2 69 "$s2"
   timeline_step "$logs" b72_s2 72 "$s2"
   timeline_step "$logs" b66_s0 66 "$winners,merge=4,schedule=0,target_ctas=0,ctas_per_sm=1"
+}
+ramp() {
+  source scripts/timeline_step.sh
+  export XDG_CACHE_HOME=/tmp/s35_tl_new
+  local cps
+  for cps in 1 2; do
+    timeline_step "$logs" "b69_s2_cps$cps" 69 \
+      "$winners,merge=4,schedule=2,target_ctas=128,ctas_per_sm=$cps"
+    timeline_step "$logs" "b66_s0_cps$cps" 66 \
+      "$winners,merge=4,schedule=0,target_ctas=0,ctas_per_sm=$cps"
+  done
+  grep -h "last producer" "$logs"/*.txt
 }
 owed() {
   local card

@@ -18,7 +18,9 @@ SPLIT_MARKS = ["entry", "ids_loaded", "issued0", "q_ready", "first_full", "last_
                "computed", "written"]
 # Logs from the thirty-first session on carry two more: the epilogue's row sums and trigger.
 SPLIT_MARKS_EPILOGUE = SPLIT_MARKS + ["row_sums", "dependents"]
-SPLIT_LENGTHS = (len(SPLIT_MARKS), len(SPLIT_MARKS_EPILOGUE))
+# From the thirty-fifth session on, one more: the last producer thread's first copies issued.
+SPLIT_MARKS_ISSUE = SPLIT_MARKS_EPILOGUE + ["issued0_last"]
+SPLIT_LENGTHS = (len(SPLIT_MARKS), len(SPLIT_MARKS_EPILOGUE), len(SPLIT_MARKS_ISSUE))
 
 
 def parse(paths):
@@ -32,7 +34,7 @@ def parse(paths):
             launch, sm = int(fields[2]), int(fields[7])
             stamps = [int(v) for v in fields[8:]]
             if fields[1] == "split" and len(stamps) in SPLIT_LENGTHS:
-                marks = dict(zip(SPLIT_MARKS_EPILOGUE, stamps))
+                marks = dict(zip(SPLIT_MARKS_ISSUE, stamps))
                 marks["block"] = tuple(int(v) for v in fields[3:6])  # blockIdx x, y, z
                 split[launch].append((sm, marks))
             elif fields[1] == "combine" and len(stamps) == 3:
@@ -81,6 +83,11 @@ def summarize(launch, ctas, combine, next_start):
         ("  of it start -> first ids loaded", [us(m["ids_loaded"] - m["entry"]) for _, m in ctas]),
         ("  of it start -> first copies issued", [us(m["issued0"] - m["entry"]) for _, m in ctas]),
         ("  q ready (from start)", [us(m["q_ready"] - m["entry"]) for _, m in ctas]),
+    ]
+    if all("issued0_last" in m for _, m in ctas):
+        rows += [("  of it start -> last producer's first copies",
+                  [us(m["issued0_last"] - m["entry"]) for _, m in ctas])]
+    rows += [
         ("stream: first -> last tile landed", [us(m["last_full"] - m["first_full"]) for _, m in ctas]),
         ("drain: last landed -> computed", [us(m["computed"] - m["last_full"]) for _, m in ctas]),
         ("epilogue: computed -> written", [us(m["written"] - m["computed"]) for _, m in ctas]),
