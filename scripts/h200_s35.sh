@@ -30,7 +30,7 @@
 #          of 8 tiles, the division's ideal): what schedule 2's crossing rows cost.
 #   ramp   schedule 2's ramp (its first tile lands ~1.5 us later than schedule 0's, call 6): the
 #          timelines, with the last producer thread's first copies (timeline.cuh's
-#          kIssued0Last), of schedule 2 at 69 and schedule 0 at 66 under both launch bounds
+#          kIssued0All), of schedule 2 at 69 and schedule 0 at 66 under both launch bounds
 #          (schedule 0's bound of 2 is no survivor of the plan: that step stops with exit 2).
 #   owed   what the thirty-second to thirty-fourth sessions left open, by card: on an H200 the
 #          default fp8 sweep and its report (h200_s34.sh's first step); on an H100, with OWED_ALL

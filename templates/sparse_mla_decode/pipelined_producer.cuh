@@ -83,7 +83,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
                                &full[stage]);
     }
     SMLA_TL_MARK(thread == 0 && tile == 0, kIssued0);
-    SMLA_TL_MARK(thread == kThreads - 1 && tile == 0, kIssued0Last);
+    SMLA_TL_MARK(thread == kThreads - 1 && tile == 0, kIssued0All);
     SMLA_TL_MARK(thread == 0 && tile + 1 == num_tiles, kIssuedLast);
     source_ids.fetch_ahead(p, range, tile);  // loads while this tile's copies fly
     if constexpr (kHandoff) {

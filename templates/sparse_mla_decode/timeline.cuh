@@ -27,7 +27,7 @@ enum Mark : int {
   kWritten,     // the output (or partial) written, any in-kernel merge done; the combine's end
   kRowSums,     // the last row's partial row sums gathered from every consumer warp (thread 0)
   kDependents,  // past the last row's programmatic-dependent trigger (thread 0)
-  kIssued0Last,  // the last producer thread's first tile copies issued
+  kIssued0All,  // the last producer thread's first tile copies issued
   kMarks
 };
 constexpr int kSplitCtas = 4096;     // CTAs per launch the log holds (the rest are not recorded)
@@ -88,10 +88,11 @@ __device__ __forceinline__ void leave_split(unsigned ticket) {
   for (int k = 0; step.print && k < 2; ++k) {
     const unsigned long long* m = split_log[k][step.cta];
     printf(
-        "TL split %d %u %u %u sm %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
-        SMLA_TIMELINE + k, blockIdx.x, blockIdx.y, blockIdx.z, m[kMarks], m[kEntry],
-        m[kIdsLoaded], m[kIssued0], m[kQReady], m[kFirstFull], m[kLastFull], m[kIssuedLast],
-        m[kComputed], m[kWritten], m[kRowSums], m[kDependents], m[kIssued0Last]);
+        "TL split %d %u %u %u sm %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+        "%llu\n",
+        SMLA_TIMELINE + k, blockIdx.x, blockIdx.y, blockIdx.z, m[kMarks], m[kEntry], m[kIdsLoaded],
+        m[kIssued0], m[kQReady], m[kFirstFull], m[kLastFull], m[kIssuedLast], m[kComputed],
+        m[kWritten], m[kRowSums], m[kDependents], m[kIssued0All]);
   }
 }
 
