@@ -19,7 +19,7 @@ SPLIT_MARKS = ["entry", "ids_loaded", "issued0", "q_ready", "first_full", "last_
 # Logs from the thirty-first session on carry two more: the epilogue's row sums and trigger.
 SPLIT_MARKS_EPILOGUE = SPLIT_MARKS + ["row_sums", "dependents"]
 # From the thirty-fifth session on, one more: the last producer thread's first copies issued.
-SPLIT_MARKS_ISSUE = SPLIT_MARKS_EPILOGUE + ["issued0_last"]
+SPLIT_MARKS_ISSUE = SPLIT_MARKS_EPILOGUE + ["issued0_all"]
 SPLIT_LENGTHS = (len(SPLIT_MARKS), len(SPLIT_MARKS_EPILOGUE), len(SPLIT_MARKS_ISSUE))
 
 
@@ -84,9 +84,9 @@ def summarize(launch, ctas, combine, next_start):
         ("  of it start -> first copies issued", [us(m["issued0"] - m["entry"]) for _, m in ctas]),
         ("  q ready (from start)", [us(m["q_ready"] - m["entry"]) for _, m in ctas]),
     ]
-    if all("issued0_last" in m for _, m in ctas):
+    if all("issued0_all" in m for _, m in ctas):
         rows += [("  of it start -> last producer's first copies",
-                  [us(m["issued0_last"] - m["entry"]) for _, m in ctas])]
+                  [us(m["issued0_all"] - m["entry"]) for _, m in ctas])]
     rows += [
         ("stream: first -> last tile landed", [us(m["last_full"] - m["first_full"]) for _, m in ctas]),
         ("drain: last landed -> computed", [us(m["computed"] - m["last_full"]) for _, m in ctas]),
