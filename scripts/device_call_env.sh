@@ -28,3 +28,19 @@ call_logs() {
   winners="block_h=16,kv_unpack=0,mma_path=1,producers=2,num_warps=4,block_t=64,num_stages=2"
   nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
 }
+
+# default_sweep_report LOGS SESSION: the default fp8 sweep of this tree, cold and warm
+# (h200_issue12_s4.sh main, in $WORK = /tmp/SESSION_sweep), its logs and `tuner report` into LOGS
+# (LOGS/reference-sweep), the DB as $OUT/SESSION-sweep.sqlite.gz; prints the sweep's last lines.
+default_sweep_report() {
+  local logs=$1 session=$2
+  export WORK=/tmp/${session}_sweep
+  mkdir -p "$WORK"
+  bash scripts/h200_issue12_s4.sh build main >"$logs/main.txt" 2>&1
+  cp "$WORK"/cold.log "$WORK"/warm.log "$logs/" 2>/dev/null
+  build/tuner/tuner report --db "$WORK/tuned.db" --out "$logs/reference-sweep" \
+    >"$logs/report.log" 2>&1
+  echo "report rc=$?"
+  gzip -c "$WORK/tuned.db" >"$out/$session-sweep.sqlite.gz"
+  cut -c1-220 "$logs/main.txt" | tail -n 9
+}

@@ -14,14 +14,7 @@ source scripts/device_call_env.sh
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
 if [[ $card == *H200* ]]; then
   call_logs s34 sweep  # $logs
-  export WORK=/tmp/s34_sweep
-  mkdir -p "$WORK"
-  bash scripts/h200_issue12_s4.sh build main >"$logs/main.txt" 2>&1
-  cp "$WORK"/cold.log "$WORK"/warm.log "$logs/" 2>/dev/null
-  build/tuner/tuner report --db "$WORK/tuned.db" --out "$logs/reference-sweep" >"$logs/report.log" 2>&1
-  echo "report rc=$?"
-  gzip -c "$WORK/tuned.db" >"$out/s34-sweep.sqlite.gz"
-  cut -c1-220 "$logs/main.txt" | tail -n 9
+  default_sweep_report "$logs" s34
   tar -C "$out" -czf "$out/s34_sweep.tgz" s34_sweep && rm -rf "$logs"
 fi
 BATCHES=${BATCHES:-69,72,92,96,136,416,464} bash scripts/h200_s33.sh pair 2>&1 | tail -30

@@ -102,15 +102,7 @@ owed() {
   local card
   card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
   if [[ $card == *H200* ]]; then
-    export WORK=/tmp/s35_sweep
-    mkdir -p "$WORK"
-    bash scripts/h200_issue12_s4.sh build main >"$logs/main.txt" 2>&1
-    cp "$WORK"/cold.log "$WORK"/warm.log "$logs/" 2>/dev/null
-    build/tuner/tuner report --db "$WORK/tuned.db" --out "$logs/reference-sweep" \
-      >"$logs/report.log" 2>&1
-    echo "report rc=$?"
-    gzip -c "$WORK/tuned.db" >"$out/s35-sweep.sqlite.gz"
-    cut -c1-220 "$logs/main.txt" | tail -n 9
+    default_sweep_report "$logs" s35
   elif [ -n "${OWED_ALL:-}" ]; then
     ALL_LIMIT_S=${ALL_LIMIT_S:-420} BATCHES=${BATCHES:-69,72,92} bash scripts/h200_s32.sh all
   else  # answered twice on H100s (calls 3 and 7, docs/device-logs/s35): OWED_ALL=1 to ask again
