@@ -79,8 +79,8 @@ Factors make_factors(Served& served, DeviceSession& session, const tunedb::Looku
   f.config = from_config(f.params);
   smla_family::Shape shape;
   shape.batch = batch;
-  f.geometry = launch_geometry(f.config, shape);
   f.kernels = frozen_kernels(*found.cubin, f.config);
+  f.geometry = launch_geometry(f.config, shape, f.kernels.clusters);
   const TimingSets sets = test::sweep_sets(batch);
   const int max_splits = (shape.topk + 15) / 16;  // as the sweep's session sizes its partials
   f.test = served.problem(kFp8, batch, sets.launches, 1.0, max_splits);
@@ -205,7 +205,13 @@ TEST_CASE("the tuner's timed launch and the launcher write the same bits from th
     const KernelConfig config = from_config(config_from_json(found.config->params_json));
     smla_family::Shape shape;
     shape.batch = batch;
-    const LaunchGeometry geometry = launch_geometry(config, shape);
+    // The split count under the cluster merge follows the device's cluster capacity, as in the
+    // sweep's session and the launcher (without it, merge 2 at batch 64 planned 4 splits where an
+    // H100's capacity allows fewer: other bits, both right).
+    const DecodeKernels kernels = frozen_kernels(*found.cubin, config);
+    const LaunchGeometry geometry = launch_geometry(config, shape, kernels.clusters);
+    MESSAGE("batch " << batch << ": " << geometry.plan.num_splits << " splits on this device, "
+                     << launch_geometry(config, shape).plan.num_splits << " without its capacity");
     DeviceProblem p = served.problem(kFp8, batch, 1, 0.25, geometry.plan.num_splits);
     const Agreement launched_ok = served.check(p, [&] {
       test::check_launched(
@@ -213,7 +219,6 @@ TEST_CASE("the tuner's timed launch and the launcher write the same bits from th
     });
     CHECK_MESSAGE(launched_ok.passes(kOutTolerance, kLseTolerance), describe(launched_ok));
     const DeviceOutputs launched = download_outputs(p);
-    const DecodeKernels kernels = frozen_kernels(*found.cubin, config);
     poison_outputs(p, served.stream.get());
     launch_decode(kernels, geometry, p, 0, served.stream.get());
     served.stream.synchronize("the tuner's launch");

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Device call of the thirty-sixth session (2026-12-06), one script for whatever card comes:
+#   on an H200: the full reference sweep of this tree (`h200_s17.sh sweep`: the default fp8 sweep
+#     cold and warm, the --budget-arch sm_120 sweep, the bf16 sweep, `tuner report`; logs in
+#     $OUT/s17_sweep.tgz, the DB as reference-sweep.sqlite.gz). Only an H200's figures go into
+#     the reference report (an H100's copy bandwidth is 28 % lower: BENCHMARKS.md section 7).
+#   on any other card: the GPU tests on this tree's kernels (schedule 2's pairing and divisions
+#     of the thirty-third session have been timed and checked by `tuner bench` since, but not
+#     through these tests): every gpu_* test but the matrix whole, then the matrix's fp8 16-head
+#     part (TUNER_GPU_MATRIX=fp8_ds_mla:4) in the time left; logs in $OUT/s36_tests.tgz.
+#   retests (on a card other than an H200, `h200_s36.sh retests`): what call 2 left open:
+#     gpu_tunedb_cuda_factors after its fix (the tuner's launch planned with the device's cluster
+#     capacity, as the sweep and the launcher plan it), gpu_sweep from its shard-and-merge case on (call 2's
+#     150 s limit stopped it), gpu_sparse_mla_repeat on the fp8 16-head part (likewise; 3 repeats).
+# Usage: scripts/h200_s36.sh [tests|retests]   (carry .devcarry)
+set -u
+card=$(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -n 1)
+echo "card: $card"
+if [[ $card == *H200* ]]; then
+  BUDGET_S=${BUDGET_S:-570} bash scripts/h200_s17.sh sweep
+  exit
+fi
+source scripts/device_call_env.sh
+step=${1:-tests}
+call_logs s36 "$step" >/dev/null
+export TUNER_BINARY=$PWD/build/tuner/tuner
+if [ "$step" = retests ]; then
+  run_gpu_test "$logs/gpu_tunedb_cuda_factors.log" 120 gpu_tunedb_cuda_factors
+  grep -E "MESSAGE: batch|ERROR" "$logs/gpu_tunedb_cuda_factors.log" | cut -c1-160
+  run_gpu_test "$logs/gpu_sweep_shard.log" 300 gpu_sweep -tc='--shard*,--devices all*,--batches waves*'
+  left=$((${BUDGET_S:-500} - $(date +%s) + began))
+  TUNER_GPU_MATRIX=fp8_ds_mla:4 TUNER_GPU_REPEATS=3 TUNER_GPU_LOG=$logs/moved.log \
+    run_gpu_test "$logs/gpu_sparse_mla_repeat.log" "$((left > 30 ? left : 30))" \
+    gpu_sparse_mla_repeat
+  grep -E "^(kv|fp8_ds_mla) " "$logs/gpu_sparse_mla_repeat.log"
+  head -n 10 "$logs/moved.log" 2>/dev/null | cut -c1-250
+  tar -C "$out" -czf "$out/s36_$step.tgz" "s36_$step" && rm -rf "$logs"
+  exit
+fi
+for test in gpu_cuda_driver gpu_measure gpu_capture gpu_sparse_mla_whole_rows \
+  gpu_sparse_mla_row_errors gpu_sparse_mla_repeat gpu_sweep gpu_fp8_gemm gpu_tunedb_cuda \
+  gpu_tunedb_cuda_factors gpu_tunedb_cuda_fp8_gemm; do
+  run_gpu_test "$logs/$test.log" 150 "$test"
+done
+left=$((${BUDGET_S:-560} - $(date +%s) + began))
+TUNER_GPU_MATRIX=fp8_ds_mla:4 TUNER_GPU_LOG=$logs/matrix_checks.log \
+  run_gpu_test "$logs/gpu_sparse_mla_decode.log" "$((left > 30 ? left : 30))" gpu_sparse_mla_decode
+grep -E "^fp8|checks run|compile keys" "$logs/gpu_sparse_mla_decode.log" | cut -c1-160
+gzip -f "$logs/matrix_checks.log" 2>/dev/null
+tar -C "$out" -czf "$out/s36_tests.tgz" s36_tests && rm -rf "$logs"
