@@ -16,4 +16,9 @@ struct ClusterCapacity {
   int at(int size) const { return size >= 1 && size <= kMaxSize ? clusters[size] : 0; }
 };
 
+// No device: nothing known, no cap. Plans, launch identities and CPU tests say so by this name;
+// a launch on a GPU passes its kernel's capacity (a plan made without it can split differently:
+// the cluster merge's cap, TARGET_CTAS 0's one wave).
+inline constexpr ClusterCapacity kCapacityUnknown{};
+
 }  // namespace tuner

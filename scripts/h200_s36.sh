@@ -12,7 +12,8 @@
 #     gpu_tunedb_cuda_factors after its fix (the tuner's launch planned with the device's cluster
 #     capacity, as the sweep and the launcher plan it), gpu_sweep from its shard-and-merge case on (call 2's
 #     150 s limit stopped it), gpu_sparse_mla_repeat on the fp8 16-head part (likewise; 3 repeats).
-# Usage: scripts/h200_s36.sh [tests|retests]   (carry .devcarry)
+#   probe: on any card but an H200, nothing (asks for an H200 at the cost of a start).
+# Usage: scripts/h200_s36.sh [tests|retests|probe]   (carry .devcarry)
 set -u
 card=$(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -n 1)
 echo "card: $card"
@@ -20,8 +21,9 @@ if [[ $card == *H200* ]]; then
   BUDGET_S=${BUDGET_S:-570} bash scripts/h200_s17.sh sweep
   exit
 fi
-source scripts/device_call_env.sh
 step=${1:-tests}
+[ "$step" = probe ] && { echo "no H200: the probe runs nothing here"; exit 0; }
+source scripts/device_call_env.sh
 call_logs s36 "$step" >/dev/null
 export TUNER_BINARY=$PWD/build/tuner/tuner
 if [ "$step" = retests ]; then

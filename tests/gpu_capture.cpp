@@ -175,11 +175,14 @@ TEST_CASE(
   const smla_family::Shape base = shape_for(1);
   const std::string key = canonical_shape(base).canonical();
   std::vector<std::unique_ptr<DecodeKernels>> kernels_by_config(db.config_count());
+  std::map<int, int> planned_splits;  // what each batch's buffers must hold
   for (int batch : kBatches) {
     const tunedb::Lookup found = db.lookup(kFamilyName, arch_name, key, batch);
     REQUIRE(found.how == tunedb::How::exact);
     auto& slot = kernels_by_config[found.config->index];
     if (!slot) slot = std::make_unique<DecodeKernels>(load_frozen(found, base.kv_format));
+    planned_splits[batch] =
+        launch_geometry(slot->config, shape_for(batch), slot->clusters).plan.num_splits;
   }
   const UtilityKernels utility = load_utility_kernels(info.arch_sm());
   cuda::Stream stream;
@@ -188,8 +191,8 @@ TEST_CASE(
   for (int batch : kBatches) {
     const smla_family::Shape shape = shape_for(batch);
     const InputSpec spec{shape, kNumTokens, 1, 30, 7000u + static_cast<unsigned>(batch)};
-    const int splits = launch_geometry(winner_config(batch), shape).plan.num_splits;
-    problems.emplace(batch, make_device_problem(utility, spec, splits, stream.get()));
+    problems.emplace(batch,
+                     make_device_problem(utility, spec, planned_splits.at(batch), stream.get()));
     DeviceProblem& problem = problems.at(batch);
     problem.ref_out.fill_u32(0x7fc00001u, stream.get());
     problem.ref_lse.fill_u32(0x7fc00001u, stream.get());
@@ -210,7 +213,8 @@ TEST_CASE(
     CHECK(found.tuned_batch == batch);
     const DecodeKernels& kernels = *kernels_by_config.at(found.config->index);
     const DeviceProblem& problem = problems.at(batch);
-    const LaunchGeometry geometry = launch_geometry(kernels.config, problem.spec.shape);
+    const LaunchGeometry geometry =
+        launch_geometry(kernels.config, problem.spec.shape, kernels.clusters);
     splits_by_batch[batch] = geometry.plan.num_splits;
     launch_decode(kernels, geometry, problem, 0, stream.get());
   }

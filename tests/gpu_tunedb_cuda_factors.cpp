@@ -211,7 +211,8 @@ TEST_CASE("the tuner's timed launch and the launcher write the same bits from th
     const DecodeKernels kernels = frozen_kernels(*found.cubin, config);
     const LaunchGeometry geometry = launch_geometry(config, shape, kernels.clusters);
     MESSAGE("batch " << batch << ": " << geometry.plan.num_splits << " splits on this device, "
-                     << launch_geometry(config, shape).plan.num_splits << " without its capacity");
+                     << launch_geometry(config, shape, kCapacityUnknown).plan.num_splits
+                     << " without its capacity");
     DeviceProblem p = served.problem(kFp8, batch, 1, 0.25, geometry.plan.num_splits);
     const Agreement launched_ok = served.check(p, [&] {
       test::check_launched(

@@ -258,24 +258,24 @@ TEST_CASE("launch geometry follows the split rule") {
   Shape shape;                             // topk 2048, 16 local heads
   KernelConfig config = default_config();  // BLOCK_T 16, TARGET_CTAS 512
   shape.batch = 1;
-  LaunchGeometry geometry = launch_geometry(config, shape);
+  LaunchGeometry geometry = launch_geometry(config, shape, kCapacityUnknown);
   CHECK(geometry.plan.requested_splits == 128);  // min(512 / 1, 2048 / 16)
   CHECK(geometry.plan.num_splits == 128);
   CHECK(geometry.plan.tokens_per_split == 16);
   shape.batch = 48;  // floor(512 / 48) = 10 splits requested -> 13 tiles each -> 10 splits
-  geometry = launch_geometry(config, shape);
+  geometry = launch_geometry(config, shape, kCapacityUnknown);
   CHECK(geometry.plan.requested_splits == 10);
   CHECK(geometry.plan.tokens_per_split == 13 * 16);
   CHECK(geometry.plan.num_splits == 10);
   shape.batch = 128;  // 512 / 128 = 4
-  geometry = launch_geometry(config, shape);
+  geometry = launch_geometry(config, shape, kCapacityUnknown);
   CHECK(geometry.plan.num_splits == 4);
   CHECK(geometry.runs_combine());
   shape.batch = 1024;
-  CHECK_FALSE(launch_geometry(config, shape).runs_combine());
+  CHECK_FALSE(launch_geometry(config, shape, kCapacityUnknown).runs_combine());
   shape.topk = 5;  // fewer tokens than one tile: one split
   shape.batch = 1;
-  CHECK(launch_geometry(config, shape).plan.num_splits == 1);
+  CHECK(launch_geometry(config, shape, kCapacityUnknown).plan.num_splits == 1);
 }
 
 TEST_CASE("fp8 e4m3 decoding covers normals, subnormals and signs") {

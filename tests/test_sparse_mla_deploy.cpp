@@ -163,7 +163,7 @@ TEST_CASE("split plan and the tuner's geometry agree with an independent loop") 
             shape.n_heads = heads;
             shape.attn_tp = 1;
             shape.batch = batch;
-            const LaunchGeometry geometry = launch_geometry(config, shape);
+            const LaunchGeometry geometry = launch_geometry(config, shape, kCapacityUnknown);
             CHECK(geometry.split_grid[0] == static_cast<unsigned>(want.num_splits));
             CHECK(geometry.split_grid[1] == static_cast<unsigned>(want.head_groups));
             CHECK(geometry.split_grid[2] == static_cast<unsigned>(batch));

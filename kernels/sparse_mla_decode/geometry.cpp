@@ -30,7 +30,7 @@ LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape,
 }
 
 std::string launch_facts_text(const KernelConfig& config, const Shape& shape) {
-  const LaunchGeometry geometry = launch_geometry(config, shape);
+  const LaunchGeometry geometry = launch_geometry(config, shape, kCapacityUnknown);
   const auto grid = [](const unsigned(&dims)[3]) {
     return std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
   };

@@ -19,9 +19,11 @@ struct LaunchGeometry {
 };
 
 // `clusters`: the split kernel's cluster capacity on the launching device (split_plan's cap of the
-// cluster merge); none (plans, the launch identity, tests without a GPU): no cap.
+// cluster merge, TARGET_CTAS 0's wave), kCapacityUnknown where no device launches (plans, the
+// launch identity, CPU tests). No default: a GPU launch planned without its capacity wrote other
+// bits than the sweep's (the thirty-sixth session's gpu_tunedb_cuda_factors).
 LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape,
-                               const ClusterCapacity& clusters = {});
+                               const ClusterCapacity& clusters);
 
 // Every launch fact launch_decode passes to the driver (both grids, the block, shared memory, the
 // cluster, the tokens per split, whether and how the combine runs), as text;

@@ -37,7 +37,7 @@ DecodeKernels load_decode_kernels(const CompileResult& compiled, const KernelCon
   // shared memory (layout.h's split_smem_bytes) is the most any of them asks for.
   KernelConfig clustered = config;
   clustered.merge = smla::kMergeCluster;
-  const LaunchGeometry widest = launch_geometry(clustered, any_shape);
+  const LaunchGeometry widest = launch_geometry(clustered, any_shape, kCapacityUnknown);
   cuda::set_max_dynamic_smem(kernels.split, static_cast<int>(widest.split_smem_bytes), context);
   kernels.clusters =
       cuda::cluster_capacity(kernels.split, widest.split_threads, widest.split_smem_bytes);

@@ -65,7 +65,8 @@ inline int max_splits_for(const std::vector<KernelConfig>& configs, const Shape&
     // The split count grows with TARGET_CTAS: 1 << 30 asks every row's tiles, the most any
     // variant (TARGET_CTAS 0 on any device included) can launch.
     config.target_ctas = 1 << 30;
-    max_splits = std::max(max_splits, launch_geometry(config, shape).plan.num_splits);
+    max_splits =
+        std::max(max_splits, launch_geometry(config, shape, kCapacityUnknown).plan.num_splits);
   }
   return max_splits;
 }
