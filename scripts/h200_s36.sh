@@ -12,8 +12,10 @@
 #     gpu_tunedb_cuda_factors after its fix (the tuner's launch planned with the device's cluster
 #     capacity, as the sweep and the launcher plan it), gpu_sweep from its shard-and-merge case on (call 2's
 #     150 s limit stopped it), gpu_sparse_mla_repeat on the fp8 16-head part (likewise; 3 repeats).
+#   capture (not on an H200): gpu_capture and gpu_tunedb_cuda_factors after 353822c (launches
+#     planned with the kernels' cluster capacity).
 #   probe: on any card but an H200, nothing (asks for an H200 at the cost of a start).
-# Usage: scripts/h200_s36.sh [tests|retests|probe]   (carry .devcarry)
+# Usage: scripts/h200_s36.sh [tests|retests|capture|probe]   (carry .devcarry)
 set -u
 card=$(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -n 1)
 echo "card: $card"
@@ -26,6 +28,13 @@ step=${1:-tests}
 source scripts/device_call_env.sh
 call_logs s36 "$step" >/dev/null
 export TUNER_BINARY=$PWD/build/tuner/tuner
+if [ "$step" = capture ]; then  # after 353822c: the two tests that now plan with the capacity
+  run_gpu_test "$logs/gpu_capture.log" 120 gpu_capture
+  run_gpu_test "$logs/gpu_tunedb_cuda_factors.log" 120 gpu_tunedb_cuda_factors
+  grep -hE "MESSAGE: batch|splits per batch|ERROR" "$logs"/*.log | cut -c1-200
+  tar -C "$out" -czf "$out/s36_$step.tgz" "s36_$step" && rm -rf "$logs"
+  exit
+fi
 if [ "$step" = retests ]; then
   run_gpu_test "$logs/gpu_tunedb_cuda_factors.log" 120 gpu_tunedb_cuda_factors
   grep -E "MESSAGE: batch|ERROR" "$logs/gpu_tunedb_cuda_factors.log" | cut -c1-160
