@@ -14,8 +14,10 @@
 #     150 s limit stopped it), gpu_sparse_mla_repeat on the fp8 16-head part (likewise; 3 repeats).
 #   capture (not on an H200): gpu_capture and gpu_tunedb_cuda_factors after 353822c (launches
 #     planned with the kernels' cluster capacity).
+#   matrix (not on an H200): the correctness matrix's other parts (fp8 32 and 64 heads, bf16 16 /
+#     32 / 64; PARTS to choose) within BUDGET_S (520 s), one process, per-check log back.
 #   probe: on any card but an H200, nothing (asks for an H200 at the cost of a start).
-# Usage: scripts/h200_s36.sh [tests|retests|capture|probe]   (carry .devcarry)
+# Usage: scripts/h200_s36.sh [tests|retests|capture|matrix|probe]   (carry .devcarry)
 set -u
 card=$(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -n 1)
 echo "card: $card"
@@ -32,6 +34,16 @@ if [ "$step" = capture ]; then  # after 353822c: the two tests that now plan wit
   run_gpu_test "$logs/gpu_capture.log" 120 gpu_capture
   run_gpu_test "$logs/gpu_tunedb_cuda_factors.log" 120 gpu_tunedb_cuda_factors
   grep -hE "MESSAGE: batch|splits per batch|ERROR" "$logs"/*.log | cut -c1-200
+  tar -C "$out" -czf "$out/s36_$step.tgz" "s36_$step" && rm -rf "$logs"
+  exit
+fi
+if [ "$step" = matrix ]; then  # the correctness matrix's parts call 2 left out, in one process
+  parts=${PARTS:-fp8_ds_mla:2,fp8_ds_mla:1,bf16:4,bf16:2,bf16:1}
+  left=$((${BUDGET_S:-520} - $(date +%s) + began))
+  TUNER_GPU_MATRIX=$parts TUNER_GPU_LOG=$logs/matrix_checks.log run_gpu_test \
+    "$logs/gpu_sparse_mla_decode.log" "$left" gpu_sparse_mla_decode -tc='every config*'
+  grep -E "^(fp8|bf16)|checks run|compile keys" "$logs/gpu_sparse_mla_decode.log" | cut -c1-160
+  gzip -f "$logs/matrix_checks.log" 2>/dev/null
   tar -C "$out" -czf "$out/s36_$step.tgz" "s36_$step" && rm -rf "$logs"
   exit
 fi
