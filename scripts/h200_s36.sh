@@ -10,8 +10,9 @@
 #     part (TUNER_GPU_MATRIX=fp8_ds_mla:4) in the time left; logs in $OUT/s36_tests.tgz.
 #   retests (on a card other than an H200, `h200_s36.sh retests`): what call 2 left open:
 #     gpu_tunedb_cuda_factors after its fix (the tuner's launch planned with the device's cluster
-#     capacity, as the sweep and the launcher plan it), gpu_sweep from its shard-and-merge case on (call 2's
-#     150 s limit stopped it), gpu_sparse_mla_repeat on the fp8 16-head part (likewise; 3 repeats).
+#     capacity, as the sweep and the launcher plan it), gpu_sweep from its shard-and-merge case
+#     on (call 2's 150 s limit stopped it), gpu_sparse_mla_repeat on the fp8 16-head part
+#     (likewise; 3 repeats).
 #   capture (not on an H200): gpu_capture and gpu_tunedb_cuda_factors after 353822c (launches
 #     planned with the kernels' cluster capacity).
 #   matrix (not on an H200): the correctness matrix's other parts (fp8 32 and 64 heads, bf16 16 /
@@ -30,44 +31,51 @@ step=${1:-tests}
 source scripts/device_call_env.sh
 call_logs s36 "$step" >/dev/null
 export TUNER_BINARY=$PWD/build/tuner/tuner
-if [ "$step" = capture ]; then  # after 353822c: the two tests that now plan with the capacity
-  run_gpu_test "$logs/gpu_capture.log" 120 gpu_capture
-  run_gpu_test "$logs/gpu_tunedb_cuda_factors.log" 120 gpu_tunedb_cuda_factors
-  grep -hE "MESSAGE: batch|splits per batch|ERROR" "$logs"/*.log | cut -c1-200
-  tar -C "$out" -czf "$out/s36_$step.tgz" "s36_$step" && rm -rf "$logs"
-  exit
-fi
-if [ "$step" = matrix ]; then  # the correctness matrix's parts call 2 left out, in one process
-  parts=${PARTS:-fp8_ds_mla:2,fp8_ds_mla:1,bf16:4,bf16:2,bf16:1}
-  left=$((${BUDGET_S:-520} - $(date +%s) + began))
+
+# matrix PARTS LIMIT_S [DOCTEST ARGS...]: gpu_sparse_mla_decode on those parts, per-check log kept.
+matrix() {
+  local parts=$1 limit=$2
+  shift 2
   TUNER_GPU_MATRIX=$parts TUNER_GPU_LOG=$logs/matrix_checks.log run_gpu_test \
-    "$logs/gpu_sparse_mla_decode.log" "$left" gpu_sparse_mla_decode -tc='every config*'
+    "$logs/gpu_sparse_mla_decode.log" "$((limit > 30 ? limit : 30))" gpu_sparse_mla_decode "$@"
   grep -E "^(fp8|bf16)|checks run|compile keys" "$logs/gpu_sparse_mla_decode.log" | cut -c1-160
   gzip -f "$logs/matrix_checks.log" 2>/dev/null
-  tar -C "$out" -czf "$out/s36_$step.tgz" "s36_$step" && rm -rf "$logs"
-  exit
-fi
-if [ "$step" = retests ]; then
+}
+time_left() { echo $((${BUDGET_S:-$1} - $(date +%s) + began)); }
+
+tests() {
+  local test
+  for test in gpu_cuda_driver gpu_measure gpu_capture gpu_sparse_mla_whole_rows \
+    gpu_sparse_mla_row_errors gpu_sparse_mla_repeat gpu_sweep gpu_fp8_gemm gpu_tunedb_cuda \
+    gpu_tunedb_cuda_factors gpu_tunedb_cuda_fp8_gemm; do
+    run_gpu_test "$logs/$test.log" 150 "$test"
+  done
+  matrix fp8_ds_mla:4 "$(time_left 560)"
+}
+retests() {
   run_gpu_test "$logs/gpu_tunedb_cuda_factors.log" 120 gpu_tunedb_cuda_factors
   grep -E "MESSAGE: batch|ERROR" "$logs/gpu_tunedb_cuda_factors.log" | cut -c1-160
-  run_gpu_test "$logs/gpu_sweep_shard.log" 300 gpu_sweep -tc='--shard*,--devices all*,--batches waves*'
-  left=$((${BUDGET_S:-500} - $(date +%s) + began))
+  run_gpu_test "$logs/gpu_sweep_shard.log" 300 gpu_sweep \
+    -tc='--shard*,--devices all*,--batches waves*'
+  local left
+  left=$(time_left 500)
   TUNER_GPU_MATRIX=fp8_ds_mla:4 TUNER_GPU_REPEATS=3 TUNER_GPU_LOG=$logs/moved.log \
     run_gpu_test "$logs/gpu_sparse_mla_repeat.log" "$((left > 30 ? left : 30))" \
     gpu_sparse_mla_repeat
   grep -E "^(kv|fp8_ds_mla) " "$logs/gpu_sparse_mla_repeat.log"
   head -n 10 "$logs/moved.log" 2>/dev/null | cut -c1-250
-  tar -C "$out" -czf "$out/s36_$step.tgz" "s36_$step" && rm -rf "$logs"
-  exit
-fi
-for test in gpu_cuda_driver gpu_measure gpu_capture gpu_sparse_mla_whole_rows \
-  gpu_sparse_mla_row_errors gpu_sparse_mla_repeat gpu_sweep gpu_fp8_gemm gpu_tunedb_cuda \
-  gpu_tunedb_cuda_factors gpu_tunedb_cuda_fp8_gemm; do
-  run_gpu_test "$logs/$test.log" 150 "$test"
-done
-left=$((${BUDGET_S:-560} - $(date +%s) + began))
-TUNER_GPU_MATRIX=fp8_ds_mla:4 TUNER_GPU_LOG=$logs/matrix_checks.log \
-  run_gpu_test "$logs/gpu_sparse_mla_decode.log" "$((left > 30 ? left : 30))" gpu_sparse_mla_decode
-grep -E "^fp8|checks run|compile keys" "$logs/gpu_sparse_mla_decode.log" | cut -c1-160
-gzip -f "$logs/matrix_checks.log" 2>/dev/null
-tar -C "$out" -czf "$out/s36_tests.tgz" s36_tests && rm -rf "$logs"
+}
+capture() {  # after 353822c: the two tests that now plan with the capacity
+  run_gpu_test "$logs/gpu_capture.log" 120 gpu_capture
+  run_gpu_test "$logs/gpu_tunedb_cuda_factors.log" 120 gpu_tunedb_cuda_factors
+  grep -hE "MESSAGE: batch|splits per batch|ERROR" "$logs"/*.log | cut -c1-200
+}
+case "$step" in
+  tests) tests ;;
+  retests) retests ;;
+  capture) capture ;;
+  matrix) matrix "${PARTS:-fp8_ds_mla:2,fp8_ds_mla:1,bf16:4,bf16:2,bf16:1}" "$(time_left 520)" \
+    -tc='every config*' ;;
+  *) echo "unknown step '$step': use tests, retests, capture, matrix or probe" >&2; exit 2 ;;
+esac
+tar -C "$out" -czf "$out/s36_$step.tgz" "s36_$step" && rm -rf "$logs"
