@@ -17,16 +17,21 @@
 #     planned with the kernels' cluster capacity).
 #   matrix (not on an H200): the correctness matrix's other parts (fp8 32 and 64 heads, bf16 16 /
 #     32 / 64; PARTS to choose) within BUDGET_S (520 s), one process, per-check log back.
+#   s2excess (on any card; meant for an H200, where the reference sweep's schedule-2 winners take
+#     2-11 % longer a tile than schedule 0's model at the same 264 CTAs, BENCHMARKS.md section 7,
+#     thirty-sixth session): per-CTA timelines (.devcarry/bin/tuner_timeline from
+#     `scripts/devcarry_variant_tuner.sh timeline SMLA_TIMELINE=100`) of schedule 2 at 92 and 136
+#     beside schedule 0 at 88 (264 CTAs of 11 tiles) and 128 (256 of 16). Not run yet.
 #   probe: on any card but an H200, nothing (asks for an H200 at the cost of a start).
-# Usage: scripts/h200_s36.sh [tests|retests|capture|matrix|probe]   (carry .devcarry)
+# Usage: scripts/h200_s36.sh [tests|retests|capture|matrix|s2excess|probe]   (carry .devcarry)
 set -u
 card=$(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -n 1)
 echo "card: $card"
-if [[ $card == *H200* ]]; then
+step=${1:-tests}
+if [[ $card == *H200* && $step != s2excess ]]; then
   BUDGET_S=${BUDGET_S:-570} bash scripts/h200_s17.sh sweep
   exit
 fi
-step=${1:-tests}
 [ "$step" = probe ] && { echo "no H200: the probe runs nothing here"; exit 0; }
 source scripts/device_call_env.sh
 call_logs s36 "$step" >/dev/null
@@ -70,12 +75,24 @@ capture() {  # after 353822c: the two tests that now plan with the capacity
   run_gpu_test "$logs/gpu_tunedb_cuda_factors.log" 120 gpu_tunedb_cuda_factors
   grep -hE "MESSAGE: batch|splits per batch|ERROR" "$logs"/*.log | cut -c1-200
 }
+s2excess() {  # where schedule 2's tiles take longer than schedule 0's at the same CTA count
+  source scripts/timeline_step.sh
+  export XDG_CACHE_HOME=/tmp/s36_tl
+  local s2="$winners,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2" batch
+  for batch in 92 136; do timeline_step "$logs" "b${batch}_s2" "$batch" "$s2"; done
+  timeline_step "$logs" b88_s0 88 "$winners,merge=4,schedule=0,target_ctas=0,ctas_per_sm=1"
+  timeline_step "$logs" b128_s0 128 "$winners,merge=4,schedule=0,target_ctas=256,ctas_per_sm=1"
+}
 case "$step" in
   tests) tests ;;
+  s2excess) s2excess ;;
   retests) retests ;;
   capture) capture ;;
   matrix) matrix "${PARTS:-fp8_ds_mla:2,fp8_ds_mla:1,bf16:4,bf16:2,bf16:1}" "$(time_left 520)" \
     -tc='every config*' ;;
-  *) echo "unknown step '$step': use tests, retests, capture, matrix or probe" >&2; exit 2 ;;
+  *)
+    echo "unknown step '$step': use tests, retests, capture, matrix, s2excess or probe" >&2
+    exit 2
+    ;;
 esac
 tar -C "$out" -czf "$out/s36_$step.tgz" "s36_$step" && rm -rf "$logs"
