@@ -22,13 +22,18 @@
 #     thirty-sixth session): per-CTA timelines (.devcarry/bin/tuner_timeline from
 #     `scripts/devcarry_variant_tuner.sh timeline SMLA_TIMELINE=100`) of schedule 2 at 92 and 136
 #     beside schedule 0 at 88 (264 CTAs of 11 tiles) and 128 (256 of 16). Not run yet.
+#   qpf (on any card; meant for an H200): the q-prefetch experiment (SMLA_EXP_Q_PREFETCH,
+#     q_handoff.cuh; .devcarry/bin/tuner_qpf from `scripts/devcarry_variant_tuner.sh qpf
+#     SMLA_EXP_Q_PREFETCH`) against this tree's tuner, best of schedule 0 and of schedule 2 (merge
+#     4, the winners' structure) at the batches schedule 2 wins or nearly wins, two rounds;
+#     `tuner bench` verifies every config first. Not run yet.
 #   probe: on any card but an H200, nothing (asks for an H200 at the cost of a start).
-# Usage: scripts/h200_s36.sh [tests|retests|capture|matrix|s2excess|probe]   (carry .devcarry)
+# Usage: scripts/h200_s36.sh [tests|retests|capture|matrix|s2excess|qpf|probe]   (carry .devcarry)
 set -u
 card=$(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -n 1)
 echo "card: $card"
 step=${1:-tests}
-if [[ $card == *H200* && $step != s2excess ]]; then
+if [[ $card == *H200* && $step != s2excess && $step != qpf ]]; then
   BUDGET_S=${BUDGET_S:-570} bash scripts/h200_s17.sh sweep
   exit
 fi
@@ -83,15 +88,23 @@ s2excess() {  # where schedule 2's tiles take longer than schedule 0's at the sa
   timeline_step "$logs" b88_s0 88 "$winners,merge=4,schedule=0,target_ctas=0,ctas_per_sm=1"
   timeline_step "$logs" b128_s0 128 "$winners,merge=4,schedule=0,target_ctas=256,ctas_per_sm=1"
 }
+qpf() {  # the q-prefetch experiment (q_handoff.cuh) against this tree's tuner, schedules 2 and 0
+  source scripts/bench_ab.sh
+  AB_BUILDS="new qpf" AB_LIMIT_S=200 bench_ab "$logs" "${BATCHES:-69,72,92,96,136,192,272,416}" \
+    "$winners,merge=4,schedule=0|2,target_ctas=0|128|256,ctas_per_sm=1|2" schedule
+  AB_BUILDS="new qpf" bench_ab_summary "$logs" schedule
+  echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
+}
 case "$step" in
   tests) tests ;;
   s2excess) s2excess ;;
+  qpf) qpf ;;
   retests) retests ;;
   capture) capture ;;
   matrix) matrix "${PARTS:-fp8_ds_mla:2,fp8_ds_mla:1,bf16:4,bf16:2,bf16:1}" "$(time_left 520)" \
     -tc='every config*' ;;
   *)
-    echo "unknown step '$step': use tests, retests, capture, matrix, s2excess or probe" >&2
+    echo "unknown step '$step': use tests, retests, capture, matrix, s2excess, qpf or probe" >&2
     exit 2
     ;;
 esac

@@ -37,12 +37,18 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
   bool q_pending = false;
   int handoffs = 0;
   const int num_tiles = range.end_tile - range.first_tile;
+#ifdef SMLA_EXP_Q_PREFETCH
+  int row_first = 0;  // the current row's first tile (q_handoff.cuh's experiment)
+#endif
   for (int tile = 0; tile < num_tiles; ++tile) {
     const int stage = tile % NUM_STAGES;
     if constexpr (kHandoff) {
       // This tile begins a row: its q loads while the stage frees (loaded a tile earlier, it was in
       // flight across the loop's top, where ptxas waited for it before the stage's wait).
       if (q_pending) pending_q.load(p, thread);
+#ifdef SMLA_EXP_Q_PREFETCH
+      if (thread == 0) prefetch_next_q<BLOCK_H, SCHEDULE>(p, range, tile, num_tiles, row_first);
+#endif
     }
     int ids[kRowsPerThread];
     source_ids.take_before_wait(tile, ids);
@@ -100,6 +106,9 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
         pending_q.work = row_origin<BLOCK_H>(
             p, smla::row_of_tile(division_of(p), global_tile<SCHEDULE>(range, tile + 1)));
         q_pending = true;
+#ifdef SMLA_EXP_Q_PREFETCH
+        row_first = tile + 1;
+#endif
       }
     }
   }
