@@ -9,8 +9,9 @@ consecutive launches: where a launch's time goes, in microseconds from its first
            epilogue marks, split into the row sums' gather, the trigger and the writes
 and per SM the time its last CTA wrote; then the combine (its CTAs' start, past their wait, end)
 and the gap to the next launch's split.
-Usage: timeline.py LOG [LOG ...]"""
+Usage: timeline.py LOG [LOG ...]   (LOG may be gzipped: NAME.gz)"""
 import collections
+import gzip
 import statistics
 import sys
 
@@ -20,21 +21,28 @@ SPLIT_MARKS = ["entry", "ids_loaded", "issued0", "q_ready", "first_full", "last_
 SPLIT_MARKS_EPILOGUE = SPLIT_MARKS + ["row_sums", "dependents"]
 # From the thirty-fifth session on, one more: the last producer thread's first copies issued.
 SPLIT_MARKS_ISSUE = SPLIT_MARKS_EPILOGUE + ["issued0_all"]
-SPLIT_LENGTHS = (len(SPLIT_MARKS), len(SPLIT_MARKS_EPILOGUE), len(SPLIT_MARKS_ISSUE))
+# From the thirty-seventh session on, the CTA's first row crossing where the producers hand q
+# over (timeline.cuh's kCross* marks; 0 in CTAs without one).
+SPLIT_MARKS_CROSS = SPLIT_MARKS_ISSUE + [
+    "cross_last_full", "cross_computed", "cross_written", "cross_q_full", "cross_done0",
+    "cross_done1", "cross_q_free", "cross_q_stored", "cross_issued_next"]
+SPLIT_LENGTHS = (len(SPLIT_MARKS), len(SPLIT_MARKS_EPILOGUE), len(SPLIT_MARKS_ISSUE),
+                 len(SPLIT_MARKS_CROSS))
 
 
 def parse(paths):
     split = collections.defaultdict(list)
     combine = collections.defaultdict(list)
     for path in paths:
-        for line in open(path, errors="replace"):
+        opener = gzip.open if path.endswith(".gz") else open
+        for line in opener(path, "rt", errors="replace"):
             fields = line.split()
             if len(fields) < 8 or fields[0] != "TL":
                 continue
             launch, sm = int(fields[2]), int(fields[7])
             stamps = [int(v) for v in fields[8:]]
             if fields[1] == "split" and len(stamps) in SPLIT_LENGTHS:
-                marks = dict(zip(SPLIT_MARKS_ISSUE, stamps))
+                marks = dict(zip(SPLIT_MARKS_CROSS, stamps))
                 marks["block"] = tuple(int(v) for v in fields[3:6])  # blockIdx x, y, z
                 split[launch].append((sm, marks))
             elif fields[1] == "combine" and len(stamps) == 3:
@@ -72,6 +80,36 @@ def print_placement(ctas, per_sm):
         common = ", ".join(f"{gap} on {count}" for gap, count in gaps.most_common(3))
         print(f"  {'SMs holding 2: CTA index gap (N/2 = ' + str((len(ctas) + 1) // 2) + ')':<44} "
               f"{common} of {sum(gaps.values())} SMs")
+
+
+def print_crossings(ctas):
+    """The first row crossing of the CTAs that have one (q handed over by the producers), from the
+    old row's last tile landing, and how much later such a CTA wrote its output than the other
+    CTA of its SM where that one crossed no row."""
+    crossing = [(sm, m) for sm, m in ctas if m.get("cross_computed", 0) > 0]
+    if not crossing:
+        return
+    steps = [("last tile landed -> computed", "cross_last_full", "cross_computed"),
+             ("computed -> old row written", "cross_computed", "cross_written"),
+             ("written -> past q_full", "cross_written", "cross_q_full"),
+             ("producers past q_free (from landed)", "cross_last_full", "cross_q_free"),
+             ("producers' q_free -> q stored", "cross_q_free", "cross_q_stored"),
+             ("q stored -> next copies issued", "cross_q_stored", "cross_issued_next"),
+             ("past q_full -> new row's tile 0 done", "cross_q_full", "cross_done0"),
+             ("tile 0 done -> tile 1 done", "cross_done0", "cross_done1")]
+    print(f"  crossing: {len(crossing)} CTAs cross a row with the q handoff")
+    for name, a, b in steps:
+        values = [us(m[b] - m[a]) for _, m in crossing if m[a] > 0 and m[b] > 0]
+        print(f"    x {name:<40} {spread(values)}")
+    by_sm = collections.defaultdict(list)
+    for sm, m in ctas:
+        by_sm[sm].append(m)
+    later = [us(a["written"] - b["written"]) for pair in by_sm.values() if len(pair) == 2
+             for a, b in (pair, pair[::-1])
+             if a.get("cross_computed", 0) > 0 and b.get("cross_computed", 0) == 0]
+    if later:
+        label = "written after its SM's other CTA (no crossing)"
+        print(f"    x {label:<40} {spread(later)}")
 
 
 def summarize(launch, ctas, combine, next_start):
@@ -119,6 +157,7 @@ def summarize(launch, ctas, combine, next_start):
     print(f"  {'each SM, its last CTA written':<44} "
           f"{spread([us(end - t0) for end in last_by_sm.values()])}")
     print_placement(ctas, per_sm)
+    print_crossings(ctas)
     split_end = max(m["written"] for _, m in ctas)
     if combine:
         print(f"  combine: {len(combine)} CTAs; start {spread([us(m['entry'] - t0) for _, m in combine])}")

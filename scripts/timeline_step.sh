@@ -10,7 +10,7 @@ timeline_step() {
   timeout 100 ".devcarry/bin/${TIMELINE_TUNER:-tuner_timeline}" bench --batches "$batch" \
     --no-default --where "$where" >"$logs/$name.log" 2>&1
   echo "== $name (batch $batch, $where) rc=$? at $(($(date +%s) - began)) s"
-  python3 scripts/timeline.py "$logs/$name.log" | sed -n '1,40p' >"$logs/$name.txt"
-  grep -E "launch 100|stream|written|each SM|combine|past the|end |split end" "$logs/$name.txt" |
-    head -n 12
+  python3 scripts/timeline.py "$logs/$name.log" | sed -n '1,60p' >"$logs/$name.txt"
+  grep -E "launch 100|stream|written|each SM|combine|past the|end |split end|crossing|  x " \
+    "$logs/$name.txt" | head -n 24
 }

@@ -91,12 +91,15 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     SMLA_TL_MARK(thread == 0 && tile == 0, kIssued0);
     SMLA_TL_MARK(thread == kThreads - 1 && tile == 0, kIssued0All);
     SMLA_TL_MARK(thread == 0 && tile + 1 == num_tiles, kIssuedLast);
+    SMLA_TL_MARK_FIRST(thread == 0 && handoffs == 1, kCrossIssuedNext);
     source_ids.fetch_ahead(p, range, tile);  // loads while this tile's copies fly
     if constexpr (kHandoff) {
       unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);
       if (q_pending) {  // this tile began a row: its q goes in once the last row's scores are done
         ptx::mbarrier_wait(q_free, handoffs & 1);
+        SMLA_TL_MARK_FIRST(thread == 0, kCrossQFree);
         pending_q.template store<KV_FORMAT, smla::unpack_k_bits(UNPACK)>(p, layout, smem, thread);
+        SMLA_TL_MARK_FIRST(thread == 0, kCrossQStored);
         ptx::mbarrier_arrive(q_free + 1);
         ++handoffs;
         q_pending = false;

@@ -223,6 +223,7 @@ __device__ __forceinline__ void consume_tile(const smla::SplitParams& p,
     ptx::mbarrier_wait(&full[stage], (tile / NUM_STAGES) & 1);
     SMLA_TL_MARK(threadIdx.x == 0 && tile == 0, kFirstFull);
     SMLA_TL_MARK(threadIdx.x == 0 && tile + 1 == num_tiles, kLastFull);
+    SMLA_TL_MARK_FIRST(threadIdx.x == 0 && frees_q, kCrossLastFull);
   } else {
     ptx::cp_async_wait<NUM_STAGES - 2>();
     __syncthreads();  // the tile is visible; every warp is done with the stage refilled next
@@ -329,13 +330,19 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     smla_pipe::Accumulator<BLOCK_H, NUM_WARPS> acc;
     smla_pipe::clear(acc);
     const int row_end = smla_pipe::row_end_tile<SCHEDULE>(p, range, tile);
+    SMLA_TL_ROW_START(tile);
     for (; tile < row_end; ++tile) {
       const bool frees_q = kHandoff && tile + 1 == row_end && row_end < num_tiles;
       smla_pipe::consume_tile<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS,
                               UNPACK, kTokenSoftmax>(p, layout, smem, full, empty, tile, num_tiles,
                                                      frees_q, next_ids, fetch_ids, acc);
+      SMLA_TL_MARK_FIRST(threadIdx.x == 0 && handoffs == 1 && tile == smla_tl_row_start,
+                         kCrossDone0);
+      SMLA_TL_MARK_FIRST(threadIdx.x == 0 && handoffs == 1 && tile == smla_tl_row_start + 1,
+                         kCrossDone1);
     }
     SMLA_TL_MARK(threadIdx.x == 0 && tile == num_tiles, kComputed);
+    SMLA_TL_MARK_FIRST(threadIdx.x == 0 && kHandoff && tile < num_tiles, kCrossComputed);
     if constexpr (kTokenSoftmax) {
       smla_pipe::gather_row_sums<NUM_WARPS>(layout, smem, acc);  // the warps' partial sums
     }
@@ -353,8 +360,10 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     }
     smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, work, value_scale);
     if (last_row) break;
+    SMLA_TL_MARK_FIRST(threadIdx.x == 0 && kHandoff, kCrossWritten);
     if constexpr (kHandoff) {  // stored by the producers (q_handoff.cuh)
       ptx::mbarrier_wait(smla_pipe::q_free_barrier(full, NUM_STAGES) + 1, handoffs & 1);  // q_full
+      SMLA_TL_MARK_FIRST(threadIdx.x == 0, kCrossQFull);
       ++handoffs;
     } else {
       // The next row's q, once every consumer is past this row's last scores (the tile's barrier).

@@ -28,8 +28,19 @@ enum Mark : int {
   kRowSums,     // the last row's partial row sums gathered from every consumer warp (thread 0)
   kDependents,  // past the last row's programmatic-dependent trigger (thread 0)
   kIssued0All,  // the last producer thread's first tile copies issued
+  // The CTA's first row crossing where the producers hand q over (q_handoff.cuh); 0 without one.
+  kCrossLastFull,    // the old row's last tile landed (consumer thread 0 past its full barrier)
+  kCrossComputed,    // its softmax and P.V done
+  kCrossWritten,     // the old row's output written
+  kCrossQFull,       // the consumers past q_full: the new row's q stored
+  kCrossDone0,       // the new row's first tile done (consumer thread 0)
+  kCrossDone1,       // its second tile done
+  kCrossQFree,       // the producers past q_free (producer thread 0)
+  kCrossQStored,     // their share of the new q stored
+  kCrossIssuedNext,  // the copies of the tile after the new row's first issued
   kMarks
 };
+constexpr int kFirstCrossMark = kCrossLastFull;
 constexpr int kSplitCtas = 4096;     // CTAs per launch the log holds (the rest are not recorded)
 constexpr int kCombineCtas = 16384;  // likewise for the combine
 
@@ -58,6 +69,7 @@ __device__ __forceinline__ unsigned sm_id() {
 // the end (0 for the other threads).
 __device__ __forceinline__ unsigned enter(unsigned* started) {
   if (threadIdx.x != 0) return 0;
+  for (int m = kFirstCrossMark; m < kMarks; ++m) marks()[m] = 0;  // set only where a row crosses
   marks()[kEntry] = ptx::global_timer_ns();
   return atomicAdd(started, 1u);
 }
@@ -89,10 +101,12 @@ __device__ __forceinline__ void leave_split(unsigned ticket) {
     const unsigned long long* m = split_log[k][step.cta];
     printf(
         "TL split %d %u %u %u sm %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
-        "%llu\n",
+        "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
         SMLA_TIMELINE + k, blockIdx.x, blockIdx.y, blockIdx.z, m[kMarks], m[kEntry], m[kIdsLoaded],
         m[kIssued0], m[kQReady], m[kFirstFull], m[kLastFull], m[kIssuedLast], m[kComputed],
-        m[kWritten], m[kRowSums], m[kDependents], m[kIssued0All]);
+        m[kWritten], m[kRowSums], m[kDependents], m[kIssued0All], m[kCrossLastFull],
+        m[kCrossComputed], m[kCrossWritten], m[kCrossQFull], m[kCrossDone0], m[kCrossDone1],
+        m[kCrossQFree], m[kCrossQStored], m[kCrossIssuedNext]);
   }
 }
 
@@ -118,6 +132,15 @@ __device__ __forceinline__ void leave_combine(unsigned ticket) {
   do {                                                                              \
     if (cond) smla_timeline::marks()[smla_timeline::mark] = ptx::global_timer_ns(); \
   } while (0)
+// The mark's first stamp only (the crossing marks: the CTA's first row crossing).
+#define SMLA_TL_MARK_FIRST(cond, mark)                                      \
+  do {                                                                      \
+    if ((cond) && smla_timeline::marks()[smla_timeline::mark] == 0) {       \
+      smla_timeline::marks()[smla_timeline::mark] = ptx::global_timer_ns(); \
+    }                                                                       \
+  } while (0)
+// The first tile of the consumers' current row, for marks that count tiles into a row.
+#define SMLA_TL_ROW_START(tile) const int smla_tl_row_start = (tile)
 #define SMLA_TL_ENTER_SPLIT() \
   const unsigned smla_tl_ticket = smla_timeline::enter(&smla_timeline::split_ctas_started)
 #define SMLA_TL_ENTER_COMBINE() \
@@ -138,6 +161,8 @@ __device__ __forceinline__ void leave_combine(unsigned ticket) {
   do {                    \
   } while (0)
 #define SMLA_TL_MARK(cond, mark) SMLA_TL_NOTHING()
+#define SMLA_TL_MARK_FIRST(cond, mark) SMLA_TL_NOTHING()
+#define SMLA_TL_ROW_START(tile) SMLA_TL_NOTHING()
 #define SMLA_TL_ENTER_SPLIT() SMLA_TL_NOTHING()
 #define SMLA_TL_ENTER_COMBINE() SMLA_TL_NOTHING()
 #define SMLA_TL_LEAVE_SPLIT() SMLA_TL_NOTHING()
