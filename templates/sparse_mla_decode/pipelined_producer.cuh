@@ -96,6 +96,9 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     if constexpr (kHandoff) {
       unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);
       if (q_pending) {  // this tile began a row: its q goes in once the last row's scores are done
+#ifdef SMLA_EXP_Q_REST_EARLY
+        pending_q.load_rest(p, thread);
+#endif
         ptx::mbarrier_wait(q_free, handoffs & 1);
         SMLA_TL_MARK_FIRST(thread == 0, kCrossQFree);
         pending_q.template store<KV_FORMAT, smla::unpack_k_bits(UNPACK)>(p, layout, smem, thread);

@@ -65,6 +65,21 @@ struct PendingQ {
     }
   }
 
+#ifdef SMLA_EXP_Q_REST_EARLY
+  // Experiment (thirty-seventh session; scripts/devcarry_variant_tuner.sh qre
+  // SMLA_EXP_Q_REST_EARLY): the rest's loads issued before the producers wait for q_free, so that
+  // their latency runs while the consumers finish the old row's scores, not after.
+  uint4 rest_lo[kPerThread - kAhead];
+  uint4 rest_hi[kPerThread - kAhead];
+  __device__ __forceinline__ void load_rest(const smla::SplitParams& p, int thread) {
+#pragma unroll
+    for (int k = kAhead; k < kPerThread; ++k) {
+      load_q_unit(p, work.batch_item, work.first_head, thread + k * kThreads, kItems,
+                  rest_lo[k - kAhead], rest_hi[k - kAhead]);
+    }
+  }
+#endif
+
   // Stores the loaded units, then loads and stores the rest.
   template <int KV_FORMAT, bool K_BITS>
   __device__ __forceinline__ void store(const smla::SplitParams& p, const smla::SmemLayout& layout,
@@ -73,6 +88,14 @@ struct PendingQ {
     for (int k = 0; k < kAhead; ++k) {
       store_unit<KV_FORMAT, K_BITS>(layout, smem, thread, k, lo[k], hi[k]);
     }
+#ifdef SMLA_EXP_Q_REST_EARLY
+#pragma unroll
+    for (int k = kAhead; k < kPerThread; ++k) {
+      store_unit<KV_FORMAT, K_BITS>(layout, smem, thread, k, rest_lo[k - kAhead],
+                                    rest_hi[k - kAhead]);
+    }
+    return;
+#endif
     uint4 rest_lo[kPerThread - kAhead];
     uint4 rest_hi[kPerThread - kAhead];
 #pragma unroll

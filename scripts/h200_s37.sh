@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Device call of the thirty-seventh session (2026-12-06), on whatever card comes (the H100 showed
+# schedule 2's per-tile excess as the H200 did: BENCHMARKS.md section 7, thirty-seventh session).
+#   crossing  per-CTA timelines with the first row crossing's marks (timeline.cuh's kCross*) of
+#             schedule 2 at 92 and 136: .devcarry/bin/tuner_timeline (`scripts/devcarry_variant_
+#             tuner.sh timeline SMLA_TIMELINE=100`) and, where carried, tuner_tlqre (the same with
+#             SMLA_EXP_Q_REST_EARLY), then the A/B below.
+#   qre       the experiment SMLA_EXP_Q_REST_EARLY (q_handoff.cuh: the q rest's loads before the
+#             producers' q_free wait; .devcarry/bin/tuner_qre) against this tree's tuner, best of
+#             schedule 0 and of schedule 2 at the batches schedule 2 wins or nearly wins, two
+#             rounds; `tuner bench` verifies every config first.
+# Usage: scripts/h200_s37.sh [crossing|qre]   (carry .devcarry; logs in $OUT/s37_STEP.tgz)
+set -u
+step=${1:-crossing}
+source scripts/device_call_env.sh
+call_logs s37 "$step" >/dev/null
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -n 1
+
+qre() {
+  source scripts/bench_ab.sh
+  AB_BUILDS="new qre" AB_LIMIT_S=150 bench_ab "$logs" "${BATCHES:-69,72,92,96,136,192,272,416}" \
+    "$winners,merge=4,schedule=0|2,target_ctas=0|128|256,ctas_per_sm=1|2" schedule
+  AB_BUILDS="new qre" bench_ab_summary "$logs" schedule
+  echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
+}
+crossing() {
+  source scripts/timeline_step.sh
+  local s2="$winners,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2" batch build
+  for build in timeline tlqre; do
+    [ -x ".devcarry/bin/tuner_$build" ] || continue
+    for batch in 92 136; do
+      XDG_CACHE_HOME=/tmp/s37_$build TIMELINE_TUNER=tuner_$build \
+        timeline_step "$logs" "b${batch}_s2_$build" "$batch" "$s2" | grep -E "==|stream|crossing|  x "
+    done
+  done
+}
+case "$step" in
+  crossing) crossing && qre ;;
+  qre) qre ;;
+  *)
+    echo "unknown step '$step': use crossing or qre" >&2
+    exit 2
+    ;;
+esac
+tar -C "$out" -czf "$out/s37_$step.tgz" "s37_$step" && rm -rf "$logs"
