@@ -13,8 +13,7 @@
 set -u
 step=${1:-crossing}
 source scripts/device_call_env.sh
-call_logs s37 "$step" >/dev/null
-nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -n 1
+call_logs s37 "$step"
 
 qre() {
   source scripts/bench_ab.sh
