@@ -9,7 +9,7 @@
 #             producers' q_free wait; .devcarry/bin/tuner_qre) against this tree's tuner, best of
 #             schedule 0 and of schedule 2 at the batches schedule 2 wins or nearly wins, two
 #             rounds; `tuner bench` verifies every config first.
-# Usage: scripts/h200_s37.sh [crossing|qre]   (carry .devcarry; logs in $OUT/s37_STEP.tgz)
+# Usage: scripts/h200_s37.sh [crossing|qre|late]   (carry .devcarry; logs in $OUT/s37_STEP.tgz)
 set -u
 step=${1:-crossing}
 source scripts/device_call_env.sh
@@ -33,11 +33,33 @@ crossing() {
     done
   done
 }
+# late: the handoff after the new row's second tile's copies (SMLA_EXP_HANDOFF_LATE), with 4 or
+# all 9 of a producer thread's q units loaded at the row's first tile (SMLA_EXP_Q_AHEAD=9), and
+# the 9 ahead without the late handoff: timelines of schedule 2 at 92 and 136 (tuner_tllate,
+# tuner_tllate9), then each build against this tree's tuner (schedule 0 runs no handoff: the
+# control).
+late() {
+  source scripts/timeline_step.sh
+  local s2="$winners,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2" batch build
+  for build in tllate tllate9; do
+    for batch in 92 136; do
+      XDG_CACHE_HOME=/tmp/s37_$build TIMELINE_TUNER=tuner_$build \
+        timeline_step "$logs" "b${batch}_s2_$build" "$batch" "$s2" | grep -E "==|stream|crossing|  x "
+    done
+  done
+  source scripts/bench_ab.sh
+  AB_BUILDS="new late late9 ahead9" AB_LIMIT_S=120 bench_ab "$logs" \
+    "${BATCHES:-69,72,92,96,136,192,272,416}" \
+    "$winners,merge=4,schedule=0|2,target_ctas=0|128|256,ctas_per_sm=1|2" schedule
+  AB_BUILDS="new late late9 ahead9" bench_ab_summary "$logs" schedule
+  echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
+}
 case "$step" in
   crossing) crossing && qre ;;
   qre) qre ;;
+  late) late ;;
   *)
-    echo "unknown step '$step': use crossing or qre" >&2
+    echo "unknown step '$step': use crossing, qre or late" >&2
     exit 2
     ;;
 esac

@@ -36,6 +36,10 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
   PendingQ<BLOCK_H, PRODUCERS> pending_q;
   bool q_pending = false;
   int handoffs = 0;
+#ifdef SMLA_EXP_HANDOFF_LATE
+  int handoff_tile = 0;  // the tile after whose copies the pending q is handed over
+  bool q_loaded = false;
+#endif
   const int num_tiles = range.end_tile - range.first_tile;
 #ifdef SMLA_EXP_Q_PREFETCH
   int row_first = 0;  // the current row's first tile (q_handoff.cuh's experiment)
@@ -45,7 +49,14 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     if constexpr (kHandoff) {
       // This tile begins a row: its q loads while the stage frees (loaded a tile earlier, it was in
       // flight across the loop's top, where ptxas waited for it before the stage's wait).
+#ifdef SMLA_EXP_HANDOFF_LATE
+      if (q_pending && !q_loaded) {  // the new row's first tile
+        pending_q.load(p, thread);
+        q_loaded = true;
+      }
+#else
       if (q_pending) pending_q.load(p, thread);
+#endif
 #ifdef SMLA_EXP_Q_PREFETCH
       if (thread == 0) prefetch_next_q<BLOCK_H, SCHEDULE>(p, range, tile, num_tiles, row_first);
 #endif
@@ -91,11 +102,23 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     SMLA_TL_MARK(thread == 0 && tile == 0, kIssued0);
     SMLA_TL_MARK(thread == kThreads - 1 && tile == 0, kIssued0All);
     SMLA_TL_MARK(thread == 0 && tile + 1 == num_tiles, kIssuedLast);
+#ifdef SMLA_EXP_HANDOFF_LATE
+    SMLA_TL_MARK_FIRST(
+        thread == 0 && q_pending && tile == handoff_tile && q_loaded && handoffs == 0,
+        kCrossIssuedNext);  // before this experiment's handoff
+#endif
     SMLA_TL_MARK_FIRST(thread == 0 && handoffs == 1, kCrossIssuedNext);
     source_ids.fetch_ahead(p, range, tile);  // loads while this tile's copies fly
     if constexpr (kHandoff) {
       unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);
+#ifdef SMLA_EXP_HANDOFF_LATE
+      // Experiment (thirty-seventh session): the handoff after the copies of the new row's second
+      // tile, so that the q loads' latency (~5 us with the memory system saturated, H100
+      // timeline) holds up the consumers' start of the row but not the next tile's copies.
+      if (q_pending && tile == handoff_tile) {
+#else
       if (q_pending) {  // this tile began a row: its q goes in once the last row's scores are done
+#endif
 #ifdef SMLA_EXP_Q_REST_EARLY
         pending_q.load_rest(p, thread);
 #endif
@@ -106,12 +129,18 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
         ptx::mbarrier_arrive(q_free + 1);
         ++handoffs;
         q_pending = false;
+#ifdef SMLA_EXP_HANDOFF_LATE
+        q_loaded = false;
+#endif
       }
       if (tile + 1 < num_tiles && row_end_tile<SCHEDULE>(p, range, tile) == tile + 1) {
         // Its batch item and head group are all the load needs (row_work also finds its parts).
         pending_q.work = row_origin<BLOCK_H>(
             p, smla::row_of_tile(division_of(p), global_tile<SCHEDULE>(range, tile + 1)));
         q_pending = true;
+#ifdef SMLA_EXP_HANDOFF_LATE
+        handoff_tile = row_end_tile<SCHEDULE>(p, range, tile + 1) > tile + 2 ? tile + 2 : tile + 1;
+#endif
 #ifdef SMLA_EXP_Q_PREFETCH
         row_first = tile + 1;
 #endif

@@ -42,9 +42,15 @@ struct PendingQ {
   static constexpr int kThreads = PRODUCERS * 32;
   static constexpr int kItems = BLOCK_H * kUnits;
   static constexpr int kPerThread = (kItems + kThreads - 1) / kThreads;
-  static constexpr int kAhead = kPerThread < 4 ? kPerThread : 4;
-  uint4 lo[kAhead];
-  uint4 hi[kAhead];
+#ifdef SMLA_EXP_Q_AHEAD  // experiment (thirty-seventh session): how many units load ahead
+  static constexpr int kAheadWanted = SMLA_EXP_Q_AHEAD;
+#else
+  static constexpr int kAheadWanted = 4;
+#endif
+  static constexpr int kAhead = kPerThread < kAheadWanted ? kPerThread : kAheadWanted;
+  static constexpr int kRest = kPerThread - kAhead;
+  uint4 lo[kAhead > 0 ? kAhead : 1];
+  uint4 hi[kAhead > 0 ? kAhead : 1];
   RowWork work;
 
   // This thread's unit k, converted and stored (store_q_unit).
@@ -69,8 +75,8 @@ struct PendingQ {
   // Experiment (thirty-seventh session; scripts/devcarry_variant_tuner.sh qre
   // SMLA_EXP_Q_REST_EARLY): the rest's loads issued before the producers wait for q_free, so that
   // their latency runs while the consumers finish the old row's scores, not after.
-  uint4 rest_lo[kPerThread - kAhead];
-  uint4 rest_hi[kPerThread - kAhead];
+  uint4 rest_lo[kRest > 0 ? kRest : 1];
+  uint4 rest_hi[kRest > 0 ? kRest : 1];
   __device__ __forceinline__ void load_rest(const smla::SplitParams& p, int thread) {
 #pragma unroll
     for (int k = kAhead; k < kPerThread; ++k) {
@@ -96,8 +102,8 @@ struct PendingQ {
     }
     return;
 #endif
-    uint4 rest_lo[kPerThread - kAhead];
-    uint4 rest_hi[kPerThread - kAhead];
+    uint4 rest_lo[kRest > 0 ? kRest : 1];
+    uint4 rest_hi[kRest > 0 ? kRest : 1];
 #pragma unroll
     for (int k = kAhead; k < kPerThread; ++k) {
       load_q_unit(p, work.batch_item, work.first_head, thread + k * kThreads, kItems,
