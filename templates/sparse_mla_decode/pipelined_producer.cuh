@@ -41,9 +41,6 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
   bool q_loaded = false;
 #endif
   const int num_tiles = range.end_tile - range.first_tile;
-#ifdef SMLA_EXP_Q_PREFETCH
-  int row_first = 0;  // the current row's first tile (q_handoff.cuh's experiment)
-#endif
   for (int tile = 0; tile < num_tiles; ++tile) {
     const int stage = tile % NUM_STAGES;
     if constexpr (kHandoff) {
@@ -56,9 +53,6 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
       }
 #else
       if (q_pending) pending_q.load(p, thread);
-#endif
-#ifdef SMLA_EXP_Q_PREFETCH
-      if (thread == 0) prefetch_next_q<BLOCK_H, SCHEDULE>(p, range, tile, num_tiles, row_first);
 #endif
     }
     int ids[kRowsPerThread];
@@ -140,9 +134,6 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
         q_pending = true;
 #ifdef SMLA_EXP_HANDOFF_LATE
         handoff_tile = row_end_tile<SCHEDULE>(p, range, tile + 1) > tile + 2 ? tile + 2 : tile + 1;
-#endif
-#ifdef SMLA_EXP_Q_PREFETCH
-        row_first = tile + 1;
 #endif
       }
     }

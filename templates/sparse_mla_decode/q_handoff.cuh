@@ -117,33 +117,4 @@ struct PendingQ {
   }
 };
 
-#ifdef SMLA_EXP_Q_PREFETCH
-// Experiment (thirty-sixth session, not measured yet; scripts/devcarry_variant_tuner.sh qpf
-// SMLA_EXP_Q_PREFETCH builds it): the next row's q prefetched into L2 kQPrefetchTiles tiles before
-// the row ends (at the row's first tile where it is shorter), so that the handoff's loads, 5 of
-// the 9 units a producer thread after q_free while the consumers wait for q_full, hit L2 instead of
-// joining the gathers' DRAM queue. One `cp.async.bulk.prefetch.L2` by one producer thread: no
-// registers held, nothing to wait for. The H200 reference sweep's schedule-2 winners run 2-11 % a
-// tile over schedule 0's at the same CTAs (BENCHMARKS.md section 7, thirty-sixth session).
-constexpr int kQPrefetchTiles = 2;
-
-template <int BLOCK_H, int SCHEDULE>
-__device__ __forceinline__ void prefetch_next_q(const smla::SplitParams& p, const WorkRange& range,
-                                                int tile, int num_tiles, int row_first) {
-  const int row_end = row_end_tile<SCHEDULE>(p, range, tile);
-  const int lead = row_end - tile;
-  if (row_end >= num_tiles ||
-      !(lead == kQPrefetchTiles || (tile == row_first && lead < kQPrefetchTiles))) {
-    return;
-  }
-  const RowWork next = row_origin<BLOCK_H>(
-      p, smla::row_of_tile(division_of(p), global_tile<SCHEDULE>(range, row_end)));
-  const int heads = min(BLOCK_H, p.n_local_heads - next.first_head);
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(
-                   q_source(p, next.batch_item, next.first_head)),
-               "r"(static_cast<unsigned>(heads * smla::kHeadDim * 2))
-               : "memory");
-}
-#endif
-
 }  // namespace smla_pipe
