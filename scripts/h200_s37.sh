@@ -41,7 +41,7 @@ crossing() {
 late() {
   source scripts/timeline_step.sh
   local s2="$winners,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2" batch build
-  for build in tllate tllate9; do
+  for build in tllate9; do
     for batch in 92 136; do
       XDG_CACHE_HOME=/tmp/s37_$build TIMELINE_TUNER=tuner_$build \
         timeline_step "$logs" "b${batch}_s2_$build" "$batch" "$s2" | grep -E "==|stream|crossing|  x "
