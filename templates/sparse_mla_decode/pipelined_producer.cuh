@@ -36,24 +36,13 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
   PendingQ<BLOCK_H, PRODUCERS> pending_q;
   bool q_pending = false;
   int handoffs = 0;
-#ifdef SMLA_EXP_HANDOFF_LATE
-  int handoff_tile = 0;  // the tile after whose copies the pending q is handed over
-  bool q_loaded = false;
-#endif
   const int num_tiles = range.end_tile - range.first_tile;
   for (int tile = 0; tile < num_tiles; ++tile) {
     const int stage = tile % NUM_STAGES;
     if constexpr (kHandoff) {
       // This tile begins a row: its q loads while the stage frees (loaded a tile earlier, it was in
       // flight across the loop's top, where ptxas waited for it before the stage's wait).
-#ifdef SMLA_EXP_HANDOFF_LATE
-      if (q_pending && !q_loaded) {  // the new row's first tile
-        pending_q.load(p, thread);
-        q_loaded = true;
-      }
-#else
       if (q_pending) pending_q.load(p, thread);
-#endif
     }
     int ids[kRowsPerThread];
     source_ids.take_before_wait(tile, ids);
@@ -96,45 +85,24 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     SMLA_TL_MARK(thread == 0 && tile == 0, kIssued0);
     SMLA_TL_MARK(thread == kThreads - 1 && tile == 0, kIssued0All);
     SMLA_TL_MARK(thread == 0 && tile + 1 == num_tiles, kIssuedLast);
-#ifdef SMLA_EXP_HANDOFF_LATE
-    SMLA_TL_MARK_FIRST(
-        thread == 0 && q_pending && tile == handoff_tile && q_loaded && handoffs == 0,
-        kCrossIssuedNext);  // before this experiment's handoff
-#endif
     SMLA_TL_MARK_FIRST(thread == 0 && handoffs == 1, kCrossIssuedNext);
     source_ids.fetch_ahead(p, range, tile);  // loads while this tile's copies fly
     if constexpr (kHandoff) {
       unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);
-#ifdef SMLA_EXP_HANDOFF_LATE
-      // Experiment (thirty-seventh session): the handoff after the copies of the new row's second
-      // tile, so that the q loads' latency (~5 us with the memory system saturated, H100
-      // timeline) holds up the consumers' start of the row but not the next tile's copies.
-      if (q_pending && tile == handoff_tile) {
-#else
       if (q_pending) {  // this tile began a row: its q goes in once the last row's scores are done
-#endif
-#ifdef SMLA_EXP_Q_REST_EARLY
-        pending_q.load_rest(p, thread);
-#endif
         ptx::mbarrier_wait(q_free, handoffs & 1);
         SMLA_TL_MARK_FIRST(thread == 0, kCrossQFree);
-        pending_q.template store<KV_FORMAT, smla::unpack_k_bits(UNPACK)>(p, layout, smem, thread);
+        pending_q.template store<KV_FORMAT, smla::unpack_k_bits(UNPACK)>(layout, smem, thread);
         SMLA_TL_MARK_FIRST(thread == 0, kCrossQStored);
         ptx::mbarrier_arrive(q_free + 1);
         ++handoffs;
         q_pending = false;
-#ifdef SMLA_EXP_HANDOFF_LATE
-        q_loaded = false;
-#endif
       }
       if (tile + 1 < num_tiles && row_end_tile<SCHEDULE>(p, range, tile) == tile + 1) {
         // Its batch item and head group are all the load needs (row_work also finds its parts).
         pending_q.work = row_origin<BLOCK_H>(
             p, smla::row_of_tile(division_of(p), global_tile<SCHEDULE>(range, tile + 1)));
         q_pending = true;
-#ifdef SMLA_EXP_HANDOFF_LATE
-        handoff_tile = row_end_tile<SCHEDULE>(p, range, tile + 1) > tile + 2 ? tile + 2 : tile + 1;
-#endif
       }
     }
   }

@@ -14,7 +14,6 @@
 #include "common/async.cuh"
 #include "sparse_mla_decode/pipelined_qk.cuh"
 #include "sparse_mla_decode/pipelined_work.cuh"
-#include "sparse_mla_decode/timeline.cuh"  // where a variant build defines an experiment's switch
 
 namespace smla_pipe {
 
@@ -31,88 +30,43 @@ __device__ __forceinline__ unsigned long long* q_free_barrier(unsigned long long
   return full + 2 * stages;
 }
 
-// One producer thread's share of a row's q: kAhead of its 32-byte units loaded before the row's
-// first stage frees, the rest when it is stored. Holding 5 of the 9 took the batch-64 structure's
-// kernel (BLOCK_T 64, 4 + 2 warps, 2 stages, fp8) from 155 to 172 registers on sm_90, past the 168
-// that 2 CTAs an SM allow; 1-4 held gave 156. The rest's load latency is the producers' own, while
-// the consumers finish the old row's last tile.
+// One producer thread's share of a row's q, all of its 32-byte units loaded at the top of the
+// row's first tile and stored once the consumers free q. Loading only 4 of the 9 there and the
+// other 5 after q_free kept the producers in the handoff for ~4.9 us (a dependent load with the
+// memory system saturated), so the next tile's copies were issued ~8 us after the old row's last
+// tile landed instead of ~2.3 and the two-stage ring ran dry (H100 timeline, thirty-seventh
+// session); all 9 ahead made schedule 2 1.6-3.9 % faster at batch 69-192 there. Registers (sm_90):
+// the kernels under a launch bound of two CTAs an SM keep 167, no spills; under a bound of one
+// they take 179 (164 before), one CTA an SM, so their balanced division runs 132 CTAs (sm_120:
+// 145). Held across the stage's wait only: a tile earlier, ptxas waited for the loads at the loop's
+// top, before that wait (twenty-sixth session).
 template <int BLOCK_H, int PRODUCERS>
 struct PendingQ {
   static constexpr int kUnits = smla::kHeadDim * 2 / 32;  // 32-byte units a q row
   static constexpr int kThreads = PRODUCERS * 32;
   static constexpr int kItems = BLOCK_H * kUnits;
   static constexpr int kPerThread = (kItems + kThreads - 1) / kThreads;
-#ifdef SMLA_EXP_Q_AHEAD  // experiment (thirty-seventh session): how many units load ahead
-  static constexpr int kAheadWanted = SMLA_EXP_Q_AHEAD;
-#else
-  static constexpr int kAheadWanted = 4;
-#endif
-  static constexpr int kAhead = kPerThread < kAheadWanted ? kPerThread : kAheadWanted;
-  static constexpr int kRest = kPerThread - kAhead;
-  uint4 lo[kAhead > 0 ? kAhead : 1];
-  uint4 hi[kAhead > 0 ? kAhead : 1];
+  uint4 lo[kPerThread];
+  uint4 hi[kPerThread];
   RowWork work;
 
-  // This thread's unit k, converted and stored (store_q_unit).
-  template <int KV_FORMAT, bool K_BITS>
-  __device__ __forceinline__ static void store_unit(const smla::SmemLayout& layout,
-                                                    unsigned char* smem, int thread, int k,
-                                                    uint4 lo, uint4 hi) {
-    const int i = thread + k * kThreads;
-    if (i < kItems) store_q_unit<KV_FORMAT, K_BITS>(layout, smem, i, lo, hi);
-  }
-
-  // Issues the loads of the first kAhead units of the row `work` names (set by the caller);
+  // Issues the loads of this thread's units of the row `work` names (set by the caller);
   // `thread` counts the producer threads from 0.
   __device__ __forceinline__ void load(const smla::SplitParams& p, int thread) {
 #pragma unroll
-    for (int k = 0; k < kAhead; ++k) {
+    for (int k = 0; k < kPerThread; ++k) {
       load_q_unit(p, work.batch_item, work.first_head, thread + k * kThreads, kItems, lo[k], hi[k]);
     }
   }
 
-#ifdef SMLA_EXP_Q_REST_EARLY
-  // Experiment (thirty-seventh session; scripts/devcarry_variant_tuner.sh qre
-  // SMLA_EXP_Q_REST_EARLY): the rest's loads issued before the producers wait for q_free, so that
-  // their latency runs while the consumers finish the old row's scores, not after.
-  uint4 rest_lo[kRest > 0 ? kRest : 1];
-  uint4 rest_hi[kRest > 0 ? kRest : 1];
-  __device__ __forceinline__ void load_rest(const smla::SplitParams& p, int thread) {
-#pragma unroll
-    for (int k = kAhead; k < kPerThread; ++k) {
-      load_q_unit(p, work.batch_item, work.first_head, thread + k * kThreads, kItems,
-                  rest_lo[k - kAhead], rest_hi[k - kAhead]);
-    }
-  }
-#endif
-
-  // Stores the loaded units, then loads and stores the rest.
+  // Converts and stores the loaded units (store_q_unit).
   template <int KV_FORMAT, bool K_BITS>
-  __device__ __forceinline__ void store(const smla::SplitParams& p, const smla::SmemLayout& layout,
-                                        unsigned char* smem, int thread) {
+  __device__ __forceinline__ void store(const smla::SmemLayout& layout, unsigned char* smem,
+                                        int thread) const {
 #pragma unroll
-    for (int k = 0; k < kAhead; ++k) {
-      store_unit<KV_FORMAT, K_BITS>(layout, smem, thread, k, lo[k], hi[k]);
-    }
-#ifdef SMLA_EXP_Q_REST_EARLY
-#pragma unroll
-    for (int k = kAhead; k < kPerThread; ++k) {
-      store_unit<KV_FORMAT, K_BITS>(layout, smem, thread, k, rest_lo[k - kAhead],
-                                    rest_hi[k - kAhead]);
-    }
-    return;
-#endif
-    uint4 rest_lo[kRest > 0 ? kRest : 1];
-    uint4 rest_hi[kRest > 0 ? kRest : 1];
-#pragma unroll
-    for (int k = kAhead; k < kPerThread; ++k) {
-      load_q_unit(p, work.batch_item, work.first_head, thread + k * kThreads, kItems,
-                  rest_lo[k - kAhead], rest_hi[k - kAhead]);
-    }
-#pragma unroll
-    for (int k = kAhead; k < kPerThread; ++k) {
-      store_unit<KV_FORMAT, K_BITS>(layout, smem, thread, k, rest_lo[k - kAhead],
-                                    rest_hi[k - kAhead]);
+    for (int k = 0; k < kPerThread; ++k) {
+      const int i = thread + k * kThreads;
+      if (i < kItems) store_q_unit<KV_FORMAT, K_BITS>(layout, smem, i, lo[k], hi[k]);
     }
   }
 };
