@@ -21,12 +21,14 @@
 #     2-11 % longer a tile than schedule 0's model at the same 264 CTAs, BENCHMARKS.md section 7,
 #     thirty-sixth session): per-CTA timelines (.devcarry/bin/tuner_timeline from
 #     `scripts/devcarry_variant_tuner.sh timeline SMLA_TIMELINE=100`) of schedule 2 at 92 and 136
-#     beside schedule 0 at 88 (264 CTAs of 11 tiles) and 128 (256 of 16). Not run yet.
+#     beside schedule 0 at 88 (264 CTAs of 11 tiles) and 128 (256 of 16). Run on an H100 in the
+#     thirty-seventh session (docs/device-logs/s37).
 #   qpf (on any card; meant for an H200): the q-prefetch experiment (SMLA_EXP_Q_PREFETCH,
 #     q_handoff.cuh; .devcarry/bin/tuner_qpf from `scripts/devcarry_variant_tuner.sh qpf
 #     SMLA_EXP_Q_PREFETCH`) against this tree's tuner, best of schedule 0 and of schedule 2 (merge
 #     4, the winners' structure) at the batches schedule 2 wins or nearly wins, two rounds;
-#     `tuner bench` verifies every config first. Not run yet.
+#     `tuner bench` verifies every config first. Run in the thirty-seventh session (H100: 0.4-1.2 %
+#     slower); the switch left the templates with 9e0748d (build the variant from fa05665).
 #   probe: on any card but an H200, nothing (asks for an H200 at the cost of a start).
 # Usage: scripts/h200_s36.sh [tests|retests|capture|matrix|s2excess|qpf|probe]   (carry .devcarry)
 set -u

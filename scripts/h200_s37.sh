@@ -9,6 +9,9 @@
 #             producers' q_free wait; .devcarry/bin/tuner_qre) against this tree's tuner, best of
 #             schedule 0 and of schedule 2 at the batches schedule 2 wins or nearly wins, two
 #             rounds; `tuner bench` verifies every config first.
+# The experiments' switches (SMLA_EXP_Q_REST_EARLY, _HANDOFF_LATE, _Q_AHEAD) left the templates
+# with 4cc2ee1, which made the 9 units ahead the kernels' behaviour: `qre` and `late` need a
+# checkout of 6ea1a23 for their variant builds; `crossing`'s timelines run on any later tree.
 # Usage: scripts/h200_s37.sh [crossing|qre|late]   (carry .devcarry; logs in $OUT/s37_STEP.tgz)
 set -u
 step=${1:-crossing}

@@ -336,10 +336,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
       smla_pipe::consume_tile<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS,
                               UNPACK, kTokenSoftmax>(p, layout, smem, full, empty, tile, num_tiles,
                                                      frees_q, next_ids, fetch_ids, acc);
-      SMLA_TL_MARK_FIRST(threadIdx.x == 0 && handoffs == 1 && tile == smla_tl_row_start,
-                         kCrossDone0);
-      SMLA_TL_MARK_FIRST(threadIdx.x == 0 && handoffs == 1 && tile == smla_tl_row_start + 1,
-                         kCrossDone1);
+      SMLA_TL_MARK_CROSS_DONE(threadIdx.x == 0 && handoffs == 1, tile);  // the new row's tiles
     }
     SMLA_TL_MARK(threadIdx.x == 0 && tile == num_tiles, kComputed);
     SMLA_TL_MARK_FIRST(threadIdx.x == 0 && kHandoff && tile < num_tiles, kCrossComputed);

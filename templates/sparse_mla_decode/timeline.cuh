@@ -141,6 +141,12 @@ __device__ __forceinline__ void leave_combine(unsigned ticket) {
   } while (0)
 // The first tile of the consumers' current row, for marks that count tiles into a row.
 #define SMLA_TL_ROW_START(tile) const int smla_tl_row_start = (tile)
+// The new row's first and second tile done (kCrossDone0 / 1), after SMLA_TL_ROW_START.
+#define SMLA_TL_MARK_CROSS_DONE(cond, tile)                                     \
+  do {                                                                          \
+    SMLA_TL_MARK_FIRST((cond) && (tile) == smla_tl_row_start, kCrossDone0);     \
+    SMLA_TL_MARK_FIRST((cond) && (tile) == smla_tl_row_start + 1, kCrossDone1); \
+  } while (0)
 #define SMLA_TL_ENTER_SPLIT() \
   const unsigned smla_tl_ticket = smla_timeline::enter(&smla_timeline::split_ctas_started)
 #define SMLA_TL_ENTER_COMBINE() \
@@ -163,6 +169,7 @@ __device__ __forceinline__ void leave_combine(unsigned ticket) {
 #define SMLA_TL_MARK(cond, mark) SMLA_TL_NOTHING()
 #define SMLA_TL_MARK_FIRST(cond, mark) SMLA_TL_NOTHING()
 #define SMLA_TL_ROW_START(tile) SMLA_TL_NOTHING()
+#define SMLA_TL_MARK_CROSS_DONE(cond, tile) SMLA_TL_NOTHING()
 #define SMLA_TL_ENTER_SPLIT() SMLA_TL_NOTHING()
 #define SMLA_TL_ENTER_COMBINE() SMLA_TL_NOTHING()
 #define SMLA_TL_LEAVE_SPLIT() SMLA_TL_NOTHING()
