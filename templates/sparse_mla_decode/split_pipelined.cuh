@@ -320,7 +320,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   // Around the tile-dividing schedules' row loop the token softmax took the BLOCK_T 64 kernel
   // from 156 to 169 registers on sm_90, past two CTAs an SM: they keep the whole-tile softmax
   // under a launch bound of one CTA an SM, and take the token softmax under a bound of two, which
-  // ptxas meets (164 registers, no spills; space.cpp sweeps that bound for them).
+  // ptxas meets (167, no spills; space.cpp sweeps both bounds: with q loaded ahead, 179 under one).
   constexpr bool kTokenSoftmax = (SCHEDULE == smla::kScheduleSplits || CTAS_PER_SM >= 2) &&
                                  smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT);
   const float value_scale = smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f;
