@@ -35,7 +35,7 @@ __device__ __forceinline__ unsigned long long* q_free_barrier(unsigned long long
 // other 5 after q_free kept the producers in the handoff for ~4.9 us (a dependent load with the
 // memory system saturated), so the next tile's copies were issued ~8 us after the old row's last
 // tile landed instead of ~2.3 and the two-stage ring ran dry (H100 timeline, thirty-seventh
-// session); all 9 ahead made schedule 2 1.6-3.9 % faster at batch 69-192 there. Registers (sm_90):
+// session); all 9 ahead made schedule 2 0.8-3.9 % faster at batch 69-192 there. Registers (sm_90):
 // the kernels under a launch bound of two CTAs an SM keep 167, no spills; under a bound of one
 // they take 179 (164 before), one CTA an SM, so their balanced division runs 132 CTAs (sm_120:
 // 145). Held across the stage's wait only: a tile earlier, ptxas waited for the loads at the loop's
