@@ -52,3 +52,15 @@ bench_ab_summary() {
     done
   done
 }
+
+# bench_ab_schedules LOGS: the builds of AB_BUILDS timed against each other on the fp8 winners'
+# structure (call_logs' $winners, merge 4), best of schedule 0 (no q handoff: the control) and of
+# schedule 2, at BATCHES (default the batches schedule 2 wins or nearly wins); the summary and the
+# count of lines naming a wrong result (every config is checked against the reference first).
+bench_ab_schedules() {
+  local logs=$1
+  bench_ab "$logs" "${BATCHES:-69,72,92,96,136,192,272,416}" \
+    "$winners,merge=4,schedule=0|2,target_ctas=0|128|256,ctas_per_sm=1|2" schedule
+  bench_ab_summary "$logs" schedule
+  echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
+}

@@ -92,10 +92,7 @@ s2excess() {  # where schedule 2's tiles take longer than schedule 0's at the sa
 }
 qpf() {  # the q-prefetch experiment (q_handoff.cuh) against this tree's tuner, schedules 2 and 0
   source scripts/bench_ab.sh
-  AB_BUILDS="new qpf" AB_LIMIT_S=200 bench_ab "$logs" "${BATCHES:-69,72,92,96,136,192,272,416}" \
-    "$winners,merge=4,schedule=0|2,target_ctas=0|128|256,ctas_per_sm=1|2" schedule
-  AB_BUILDS="new qpf" bench_ab_summary "$logs" schedule
-  echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
+  AB_BUILDS="new qpf" AB_LIMIT_S=200 bench_ab_schedules "$logs"
 }
 case "$step" in
   tests) tests ;;

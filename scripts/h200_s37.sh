@@ -20,10 +20,7 @@ call_logs s37 "$step"
 
 qre() {
   source scripts/bench_ab.sh
-  AB_BUILDS="new qre" AB_LIMIT_S=150 bench_ab "$logs" "${BATCHES:-69,72,92,96,136,192,272,416}" \
-    "$winners,merge=4,schedule=0|2,target_ctas=0|128|256,ctas_per_sm=1|2" schedule
-  AB_BUILDS="new qre" bench_ab_summary "$logs" schedule
-  echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
+  AB_BUILDS="new qre" AB_LIMIT_S=150 bench_ab_schedules "$logs"
 }
 crossing() {
   source scripts/timeline_step.sh
@@ -43,19 +40,13 @@ crossing() {
 # control).
 late() {
   source scripts/timeline_step.sh
-  local s2="$winners,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2" batch build
-  for build in tllate9; do
-    for batch in 92 136; do
-      XDG_CACHE_HOME=/tmp/s37_$build TIMELINE_TUNER=tuner_$build \
-        timeline_step "$logs" "b${batch}_s2_$build" "$batch" "$s2" | grep -E "==|stream|crossing|  x "
-    done
+  local s2="$winners,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2" batch
+  for batch in 92 136; do
+    XDG_CACHE_HOME=/tmp/s37_tllate9 TIMELINE_TUNER=tuner_tllate9 \
+      timeline_step "$logs" "b${batch}_s2_tllate9" "$batch" "$s2" | grep -E "==|stream|crossing|  x "
   done
   source scripts/bench_ab.sh
-  AB_BUILDS="new late late9 ahead9" AB_LIMIT_S=120 bench_ab "$logs" \
-    "${BATCHES:-69,72,92,96,136,192,272,416}" \
-    "$winners,merge=4,schedule=0|2,target_ctas=0|128|256,ctas_per_sm=1|2" schedule
-  AB_BUILDS="new late late9 ahead9" bench_ab_summary "$logs" schedule
-  echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
+  AB_BUILDS="new late late9 ahead9" AB_LIMIT_S=120 bench_ab_schedules "$logs"
 }
 case "$step" in
   crossing) crossing && qre ;;
