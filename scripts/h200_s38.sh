@@ -15,7 +15,12 @@
 #                    (the batch it still loses to schedule 0 on an H100) under both bounds.
 #   matrix           the correctness matrix's parts PARTS (default fp8_ds_mla:4) on this tree's
 #                    schedule-1 / 2 kernels (changed by 4cc2ee1), in the time left (BUDGET_S).
-# Usage: scripts/h200_s38.sh [split|matrix]   (carry .devcarry; logs in $OUT/s38_STEP.tgz)
+#   waits            where a two-CTA-an-SM crossing waits before the new row's next copies (call
+#                    5: 2.7 µs median after the q store at 69): timelines of schedule 2 under the
+#                    bound of two at 69 and 92 with the marks of that tile's staged ids and of
+#                    its stage wait (timeline.cuh kCrossIdsTaken / kCrossStageFree; rebuild
+#                    .devcarry/bin/tuner_timeline), then `matrix` in the time left.
+# Usage: scripts/h200_s38.sh [split|matrix|waits]   (carry .devcarry; logs in $OUT/s38_STEP.tgz)
 set -u
 card=$(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -n 1)
 if [[ $card == *H200* ]]; then
@@ -51,11 +56,21 @@ matrix() {
   grep -E "^(fp8|bf16)|checks run|compile keys" "$logs/gpu_sparse_mla_decode.log" | cut -c1-160
   gzip -f "$logs/matrix_checks.log" 2>/dev/null
 }
+waits() {
+  source scripts/timeline_step.sh
+  local batch
+  for batch in 69 92; do
+    XDG_CACHE_HOME=/tmp/s38_timeline timeline_step "$logs" "b${batch}_s2_cps2" "$batch" \
+      "$winners,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2" | grep -E "==|stream|crossing|  x "
+  done
+  matrix
+}
 case "$step" in
   split) split ;;
   matrix) matrix ;;
+  waits) waits ;;
   *)
-    echo "unknown step '$step': use split or matrix" >&2
+    echo "unknown step '$step': use split, matrix or waits" >&2
     exit 2
     ;;
 esac

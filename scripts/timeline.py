@@ -26,8 +26,11 @@ SPLIT_MARKS_ISSUE = SPLIT_MARKS_EPILOGUE + ["issued0_all"]
 SPLIT_MARKS_CROSS = SPLIT_MARKS_ISSUE + [
     "cross_last_full", "cross_computed", "cross_written", "cross_q_full", "cross_done0",
     "cross_done1", "cross_q_free", "cross_q_stored", "cross_issued_next"]
+# From the thirty-eighth session on, two more of that crossing: the producers' next tile's staged
+# ids read, and past that tile's stage wait.
+SPLIT_MARKS_CROSS_WAITS = SPLIT_MARKS_CROSS + ["cross_ids_taken", "cross_stage_free"]
 SPLIT_LENGTHS = (len(SPLIT_MARKS), len(SPLIT_MARKS_EPILOGUE), len(SPLIT_MARKS_ISSUE),
-                 len(SPLIT_MARKS_CROSS))
+                 len(SPLIT_MARKS_CROSS), len(SPLIT_MARKS_CROSS_WAITS))
 
 
 def parse(paths):
@@ -42,7 +45,7 @@ def parse(paths):
             launch, sm = int(fields[2]), int(fields[7])
             stamps = [int(v) for v in fields[8:]]
             if fields[1] == "split" and len(stamps) in SPLIT_LENGTHS:
-                marks = dict(zip(SPLIT_MARKS_CROSS, stamps))
+                marks = dict(zip(SPLIT_MARKS_CROSS_WAITS, stamps))
                 marks["block"] = tuple(int(v) for v in fields[3:6])  # blockIdx x, y, z
                 split[launch].append((sm, marks))
             elif fields[1] == "combine" and len(stamps) == 3:
@@ -95,11 +98,14 @@ def print_crossings(ctas):
              ("producers past q_free (from landed)", "cross_last_full", "cross_q_free"),
              ("producers' q_free -> q stored", "cross_q_free", "cross_q_stored"),
              ("q stored -> next copies issued", "cross_q_stored", "cross_issued_next"),
+             ("  of it q stored -> next ids taken", "cross_q_stored", "cross_ids_taken"),
+             ("  of it next ids taken -> stage free", "cross_ids_taken", "cross_stage_free"),
+             ("  of it stage free -> copies issued", "cross_stage_free", "cross_issued_next"),
              ("past q_full -> new row's tile 0 done", "cross_q_full", "cross_done0"),
              ("tile 0 done -> tile 1 done", "cross_done0", "cross_done1")]
     print(f"  crossing: {len(crossing)} CTAs cross a row with the q handoff")
     for name, a, b in steps:
-        values = [us(m[b] - m[a]) for _, m in crossing if m[a] > 0 and m[b] > 0]
+        values = [us(m[b] - m[a]) for _, m in crossing if m.get(a, 0) > 0 and m.get(b, 0) > 0]
         print(f"    x {name:<40} {spread(values)}")
     by_sm = collections.defaultdict(list)
     for sm, m in ctas:

@@ -46,9 +46,11 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     }
     int ids[kRowsPerThread];
     source_ids.take_before_wait(tile, ids);
+    SMLA_TL_MARK_FIRST(thread == 0 && handoffs == 1, kCrossIdsTaken);
     if (tile >= NUM_STAGES) {
       ptx::mbarrier_wait_sleeping<kProducerSuspendNs>(&empty[stage], ((tile / NUM_STAGES) - 1) & 1);
     }
+    SMLA_TL_MARK_FIRST(thread == 0 && handoffs == 1, kCrossStageFree);
     unsigned bytes = 0;
     bool zeroed = false;
     unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
