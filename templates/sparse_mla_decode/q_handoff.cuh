@@ -35,11 +35,12 @@ __device__ __forceinline__ unsigned long long* q_free_barrier(unsigned long long
 // other 5 after q_free kept the producers in the handoff for ~4.9 us (a dependent load with the
 // memory system saturated), so the next tile's copies were issued ~8 us after the old row's last
 // tile landed instead of ~2.3 and the two-stage ring ran dry (H100 timeline, thirty-seventh
-// session); all 9 ahead made schedule 2 0.8-3.9 % faster at batch 69-192 there. Registers (sm_90):
-// the kernels under a launch bound of two CTAs an SM keep 167, no spills; under a bound of one
-// they take 179 (164 before), one CTA an SM, so their balanced division runs 132 CTAs (sm_120:
-// 145). Held across the stage's wait only: a tile earlier, ptxas waited for the loads at the loop's
-// top, before that wait (twenty-sixth session).
+// session). Timed apart (thirty-eighth session, H100): 0-0.3 % at a fixed division. Registers
+// (sm_90): under a launch bound of two CTAs an SM 167, no spills; under a bound of one 179 (164
+// before), one CTA an SM, so that kernel's balanced division runs 132 CTAs, not 264, which made it
+// 1.5-4.6 % faster at batch 69-192 on the H100 (sm_120: 145). Held across the stage's wait only: a
+// tile earlier, ptxas waited for the loads at the loop's top, before that wait (twenty-sixth
+// session).
 template <int BLOCK_H, int PRODUCERS>
 struct PendingQ {
   static constexpr int kUnits = smla::kHeadDim * 2 / 32;  // 32-byte units a q row
