@@ -19,7 +19,9 @@
 #                    5: 2.7 µs median after the q store at 69): timelines of schedule 2 under the
 #                    bound of two at 69 and 92 with the marks of that tile's staged ids and of
 #                    its stage wait (timeline.cuh kCrossIdsTaken / kCrossStageFree; rebuild
-#                    .devcarry/bin/tuner_timeline), then `matrix` in the time left.
+#                    .devcarry/bin/tuner_timeline), then `matrix` in the time left (MATRIX=0:
+#                    none); from b0cc435's successor on also the producers' fifth tile's same
+#                    steps (kMid*), to tell a crossing's waits from every tile's.
 # Usage: scripts/h200_s38.sh [split|matrix|waits]   (carry .devcarry; logs in $OUT/s38_STEP.tgz)
 set -u
 card=$(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -n 1)
@@ -61,9 +63,11 @@ waits() {
   local batch
   for batch in 69 92; do
     XDG_CACHE_HOME=/tmp/s38_timeline timeline_step "$logs" "b${batch}_s2_cps2" "$batch" \
-      "$winners,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2" | grep -E "==|stream|crossing|  x "
+      "$winners,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2" |
+      grep -E "==|stream|crossing|  x |fifth"
+    grep -A2 "fifth" "$logs/b${batch}_s2_cps2.txt" | head -n 3
   done
-  matrix
+  [ "${MATRIX:-1}" = 0 ] || matrix
 }
 case "$step" in
   split) split ;;

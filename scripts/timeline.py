@@ -29,8 +29,10 @@ SPLIT_MARKS_CROSS = SPLIT_MARKS_ISSUE + [
 # From the thirty-eighth session on, two more of that crossing: the producers' next tile's staged
 # ids read, and past that tile's stage wait.
 SPLIT_MARKS_CROSS_WAITS = SPLIT_MARKS_CROSS + ["cross_ids_taken", "cross_stage_free"]
+# And the same three producer steps at the CTA's fifth tile (timeline.cuh's kMidTile), to compare.
+SPLIT_MARKS_MID = SPLIT_MARKS_CROSS_WAITS + ["mid_ids_taken", "mid_stage_free", "mid_issued"]
 SPLIT_LENGTHS = (len(SPLIT_MARKS), len(SPLIT_MARKS_EPILOGUE), len(SPLIT_MARKS_ISSUE),
-                 len(SPLIT_MARKS_CROSS), len(SPLIT_MARKS_CROSS_WAITS))
+                 len(SPLIT_MARKS_CROSS), len(SPLIT_MARKS_CROSS_WAITS), len(SPLIT_MARKS_MID))
 
 
 def parse(paths):
@@ -45,7 +47,7 @@ def parse(paths):
             launch, sm = int(fields[2]), int(fields[7])
             stamps = [int(v) for v in fields[8:]]
             if fields[1] == "split" and len(stamps) in SPLIT_LENGTHS:
-                marks = dict(zip(SPLIT_MARKS_CROSS_WAITS, stamps))
+                marks = dict(zip(SPLIT_MARKS_MID, stamps))
                 marks["block"] = tuple(int(v) for v in fields[3:6])  # blockIdx x, y, z
                 split[launch].append((sm, marks))
             elif fields[1] == "combine" and len(stamps) == 3:
@@ -83,6 +85,18 @@ def print_placement(ctas, per_sm):
         common = ", ".join(f"{gap} on {count}" for gap, count in gaps.most_common(3))
         print(f"  {'SMs holding 2: CTA index gap (N/2 = ' + str((len(ctas) + 1) // 2) + ')':<44} "
               f"{common} of {sum(gaps.values())} SMs")
+
+
+def print_mid_tile(ctas):
+    """The producers' fifth tile (CTAs with one): its ids read -> past its stage's wait -> its
+    copies issued, beside the crossing's same steps."""
+    mid = [m for _, m in ctas if m.get("mid_issued", 0) > 0]
+    if not mid:
+        return
+    print(f"  producers' fifth tile ({len(mid)} CTAs)")
+    for name, a, b in [("ids taken -> stage free", "mid_ids_taken", "mid_stage_free"),
+                       ("stage free -> copies issued", "mid_stage_free", "mid_issued")]:
+        print(f"    {name:<42} {spread([us(m[b] - m[a]) for m in mid])}")
 
 
 def print_crossings(ctas):
@@ -164,6 +178,7 @@ def summarize(launch, ctas, combine, next_start):
           f"{spread([us(end - t0) for end in last_by_sm.values()])}")
     print_placement(ctas, per_sm)
     print_crossings(ctas)
+    print_mid_tile(ctas)
     split_end = max(m["written"] for _, m in ctas)
     if combine:
         print(f"  combine: {len(combine)} CTAs; start {spread([us(m['entry'] - t0) for _, m in combine])}")

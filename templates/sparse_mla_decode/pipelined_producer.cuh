@@ -47,10 +47,12 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     int ids[kRowsPerThread];
     source_ids.take_before_wait(tile, ids);
     SMLA_TL_MARK_FIRST(thread == 0 && handoffs == 1, kCrossIdsTaken);
+    SMLA_TL_MARK(thread == 0 && tile == smla_timeline::kMidTile, kMidIdsTaken);
     if (tile >= NUM_STAGES) {
       ptx::mbarrier_wait_sleeping<kProducerSuspendNs>(&empty[stage], ((tile / NUM_STAGES) - 1) & 1);
     }
     SMLA_TL_MARK_FIRST(thread == 0 && handoffs == 1, kCrossStageFree);
+    SMLA_TL_MARK(thread == 0 && tile == smla_timeline::kMidTile, kMidStageFree);
     unsigned bytes = 0;
     bool zeroed = false;
     unsigned char* ring = smem + layout.ring_offset + stage * layout.ring_stage_bytes;
@@ -88,6 +90,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     SMLA_TL_MARK(thread == kThreads - 1 && tile == 0, kIssued0All);
     SMLA_TL_MARK(thread == 0 && tile + 1 == num_tiles, kIssuedLast);
     SMLA_TL_MARK_FIRST(thread == 0 && handoffs == 1, kCrossIssuedNext);
+    SMLA_TL_MARK(thread == 0 && tile == smla_timeline::kMidTile, kMidIssued);
     source_ids.fetch_ahead(p, range, tile);  // loads while this tile's copies fly
     if constexpr (kHandoff) {
       unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);

@@ -40,9 +40,15 @@ enum Mark : int {
   kCrossIssuedNext,  // the copies of the tile after the new row's first issued
   kCrossIdsTaken,    // that tile's staged ids read (producer thread 0, before the stage's wait)
   kCrossStageFree,   // past that tile's stage wait (its stage freed by every consumer warp)
+  // The producers' fifth tile (kMidTile) for comparison (producer thread 0): ids read, past the
+  // stage's wait, copies issued.
+  kMidIdsTaken,
+  kMidStageFree,
+  kMidIssued,
   kMarks
 };
 constexpr int kFirstCrossMark = kCrossLastFull;
+constexpr int kMidTile = 4;
 constexpr int kSplitCtas = 4096;     // CTAs per launch the log holds (the rest are not recorded)
 constexpr int kCombineCtas = 16384;  // likewise for the combine
 
@@ -103,13 +109,13 @@ __device__ __forceinline__ void leave_split(unsigned ticket) {
     const unsigned long long* m = split_log[k][step.cta];
     printf(
         "TL split %d %u %u %u sm %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
-        "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
+        "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
         SMLA_TIMELINE + k, blockIdx.x, blockIdx.y, blockIdx.z, m[kMarks], m[kEntry], m[kIdsLoaded],
         m[kIssued0], m[kQReady], m[kFirstFull], m[kLastFull], m[kIssuedLast], m[kComputed],
         m[kWritten], m[kRowSums], m[kDependents], m[kIssued0All], m[kCrossLastFull],
         m[kCrossComputed], m[kCrossWritten], m[kCrossQFull], m[kCrossDone0], m[kCrossDone1],
         m[kCrossQFree], m[kCrossQStored], m[kCrossIssuedNext], m[kCrossIdsTaken],
-        m[kCrossStageFree]);
+        m[kCrossStageFree], m[kMidIdsTaken], m[kMidStageFree], m[kMidIssued]);
   }
 }
 
