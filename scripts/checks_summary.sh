@@ -4,9 +4,16 @@
 # heads, batch, topk): checks passed and failed, the largest out and lse errors, the checks per
 # merge value; then, per merge value over all rows, the largest and the mean out error. The
 # per-check logs (megabytes) stay out of git; this summary goes into docs/device-logs.
+# A log ending in .gz is read through zcat.
 # Usage: scripts/checks_summary.sh CHECKS_LOG...
 set -euo pipefail
-awk '
+[ $# -gt 0 ] || set -- /dev/stdin  # no log named: the per-check lines on stdin
+for log in "$@"; do
+  case "$log" in
+    *.gz) zcat -- "$log" ;;
+    *) cat -- "$log" ;;
+  esac
+done | awk '
 /^(PASS|FAIL)/ {
   for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
   key = v["kv"] " " v["heads"] " " v["batch"] " " v["topk"]
@@ -39,4 +46,4 @@ END {
     printf "%d %d %d %.2e %.2e\n", m, merge_checks[m], merge_fail[m], merge_max[m],
            merge_sum[m] / merge_checks[m]
   }
-}' "$@"
+}'
