@@ -19,6 +19,18 @@ run_gpu_test() {
     "$(grep -hE '^\[doctest\] (test cases|assertions)' "$log" | tr -s ' ' | paste -sd ' ')"
 }
 
+# matrix_parts PARTS LIMIT_S [DOCTEST ARGS...]: gpu_sparse_mla_decode on the matrix parts PARTS
+# ("fp8_ds_mla:4,bf16:4": KV format and TP) under LIMIT_S (at least 30 s), into $logs (call_logs)
+# with its per-check log, gzipped (scripts/checks_summary.sh reads it); prints the test's rows.
+matrix_parts() {
+  local parts=$1 limit=$2
+  shift 2
+  TUNER_GPU_MATRIX=$parts TUNER_GPU_LOG=$logs/matrix_checks.log run_gpu_test \
+    "$logs/gpu_sparse_mla_decode.log" "$((limit > 30 ? limit : 30))" gpu_sparse_mla_decode "$@"
+  grep -E "^(fp8|bf16)|checks run|compile keys" "$logs/gpu_sparse_mla_decode.log" | cut -c1-160
+  gzip -f "$logs/matrix_checks.log" 2>/dev/null
+}
+
 # call_logs SESSION STEP: the step's log folder $OUT/SESSION_STEP (made; as $logs) and the card's
 # name and clock first in the call's output. Sets $winners: the config values every fp8 winner from
 # batch 2 up shares (BENCHMARKS.md section 7), for --where filters.

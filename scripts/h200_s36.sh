@@ -44,15 +44,6 @@ source scripts/device_call_env.sh
 call_logs s36 "$step" >/dev/null
 export TUNER_BINARY=$PWD/build/tuner/tuner
 
-# matrix PARTS LIMIT_S [DOCTEST ARGS...]: gpu_sparse_mla_decode on those parts, per-check log kept.
-matrix() {
-  local parts=$1 limit=$2
-  shift 2
-  TUNER_GPU_MATRIX=$parts TUNER_GPU_LOG=$logs/matrix_checks.log run_gpu_test \
-    "$logs/gpu_sparse_mla_decode.log" "$((limit > 30 ? limit : 30))" gpu_sparse_mla_decode "$@"
-  grep -E "^(fp8|bf16)|checks run|compile keys" "$logs/gpu_sparse_mla_decode.log" | cut -c1-160
-  gzip -f "$logs/matrix_checks.log" 2>/dev/null
-}
 time_left() { echo $((${BUDGET_S:-$1} - $(date +%s) + began)); }
 
 tests() {
@@ -62,7 +53,7 @@ tests() {
     gpu_tunedb_cuda_factors gpu_tunedb_cuda_fp8_gemm; do
     run_gpu_test "$logs/$test.log" 150 "$test"
   done
-  matrix fp8_ds_mla:4 "$(time_left 560)"
+  matrix_parts fp8_ds_mla:4 "$(time_left 560)"
 }
 retests() {
   run_gpu_test "$logs/gpu_tunedb_cuda_factors.log" 120 gpu_tunedb_cuda_factors
@@ -100,7 +91,7 @@ case "$step" in
   qpf) qpf ;;
   retests) retests ;;
   capture) capture ;;
-  matrix) matrix "${PARTS:-fp8_ds_mla:2,fp8_ds_mla:1,bf16:4,bf16:2,bf16:1}" "$(time_left 520)" \
+  matrix) matrix_parts "${PARTS:-fp8_ds_mla:2,fp8_ds_mla:1,bf16:4,bf16:2,bf16:1}" "$(time_left 520)" \
     -tc='every config*' ;;
   *)
     echo "unknown step '$step': use tests, retests, capture, matrix, s2excess, qpf or probe" >&2

@@ -52,11 +52,7 @@ split() {
   done
 }
 matrix() {
-  local left=$((${BUDGET_S:-540} - $(date +%s) + began))
-  TUNER_GPU_MATRIX=${PARTS:-fp8_ds_mla:4} TUNER_GPU_LOG=$logs/matrix_checks.log run_gpu_test \
-    "$logs/gpu_sparse_mla_decode.log" "$((left > 30 ? left : 30))" gpu_sparse_mla_decode
-  grep -E "^(fp8|bf16)|checks run|compile keys" "$logs/gpu_sparse_mla_decode.log" | cut -c1-160
-  gzip -f "$logs/matrix_checks.log" 2>/dev/null
+  matrix_parts "${PARTS:-fp8_ds_mla:4}" $((${BUDGET_S:-540} - $(date +%s) + began))
 }
 waits() {
   source scripts/timeline_step.sh
