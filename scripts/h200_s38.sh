@@ -16,11 +16,11 @@
 #   matrix           the correctness matrix's parts PARTS (default fp8_ds_mla:4) on this tree's
 #                    schedule-1 / 2 kernels (changed by 4cc2ee1), in the time left (BUDGET_S).
 #   waits            where a two-CTA-an-SM crossing waits before the new row's next copies (call
-#                    5: 2.7 µs median after the q store at 69): timelines of schedule 2 under the
+#                    6: 2.7 µs median after the q store at 69): timelines of schedule 2 under the
 #                    bound of two at 69 and 92 with the marks of that tile's staged ids and of
 #                    its stage wait (timeline.cuh kCrossIdsTaken / kCrossStageFree; rebuild
 #                    .devcarry/bin/tuner_timeline), then `matrix` in the time left (MATRIX=0:
-#                    none); from b0cc435's successor on also the producers' fifth tile's same
+#                    none); from 017f70c on also the producers' fifth tile's same
 #                    steps (kMid*), to tell a crossing's waits from every tile's.
 # Usage: scripts/h200_s38.sh [split|matrix|waits]   (carry .devcarry; logs in $OUT/s38_STEP.tgz)
 set -u
@@ -35,13 +35,13 @@ export TUNER_BINARY=$PWD/build/tuner/tuner
 
 split() {
   source scripts/bench_ab.sh
-  AB_BUILDS="old new" AB_LIMIT_S=${AB_LIMIT_S:-100} bench_ab "$logs" "${BATCHES:-69,72,92,136,192}" \
+  AB_LIMIT_S=${AB_LIMIT_S:-100} bench_ab "$logs" "${BATCHES:-69,72,92,136,192}" \
     "$winners,merge=4,schedule=2,target_ctas=0|128|256,ctas_per_sm=1|2" ctas_per_sm
-  AB_BUILDS="old new" bench_ab_summary "$logs" ctas_per_sm
+  bench_ab_summary "$logs" ctas_per_sm
   mkdir -p "$logs/s0"
-  AB_BUILDS="old new" AB_LIMIT_S=60 bench_ab "$logs/s0" "${BATCHES:-69,72,92,136,192}" \
+  AB_LIMIT_S=60 bench_ab "$logs/s0" "${BATCHES:-69,72,92,136,192}" \
     "$winners,merge=4,schedule=0,target_ctas=0|128|256,ctas_per_sm=1|2" schedule
-  AB_BUILDS="old new" bench_ab_summary "$logs/s0" schedule
+  bench_ab_summary "$logs/s0" schedule
   echo "lines naming a wrong result: $(grep -rciE "wrong" "$logs" --include='*.log' | paste -sd ' ')"
   [ -x .devcarry/bin/tuner_timeline ] || return 0
   source scripts/timeline_step.sh
