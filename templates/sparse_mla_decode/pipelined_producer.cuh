@@ -47,6 +47,34 @@ __device__ __forceinline__ void gather_cp_async(const smla::SplitParams& p,
 }
 #endif
 
+#ifdef SMLA_EXP_LANE0_ISSUE
+// Experiment (not a dimension yet): a bulk copy's operands are uniform registers, so a warp whose
+// lanes each issue one runs a loop of 32 elect / R2UR / UBLKCP rounds, one lane a round (the
+// fifth tile's copies: 1.1-1.7 µs from the stage's release to the warp's last copy, H100). Here
+// lane 0 issues its warp's rows in straight-line code, the ids passed by shuffles, so that the
+// rounds' register moves need not wait on each other. Each thread still announces its own rows'
+// bytes.
+template <int BLOCK_T, int THREADS, int ROWS, unsigned ROW_BYTES>
+__device__ __forceinline__ void issue_from_lane0(const smla::SplitParams& p,
+                                                 const smla::SmemLayout& layout,
+                                                 unsigned char* ring, const int (&ids)[ROWS],
+                                                 int thread, unsigned long long* full) {
+  const int lane = thread & 31;
+#pragma unroll
+  for (int k = 0; k < ROWS; ++k) {
+#pragma unroll
+    for (int source = 0; source < 32; ++source) {
+      const int id = __shfl_sync(0xffffffffu, ids[k], source);
+      const int row = thread - lane + source + k * THREADS;
+      if (lane == 0 && row < BLOCK_T && id >= 0) {
+        ptx::bulk_copy_to_shared(ring + row * layout.ring_row_stride,
+                                 p.kv + static_cast<long long>(id) * ROW_BYTES, ROW_BYTES, full);
+      }
+    }
+  }
+}
+#endif
+
 // Producer warps: per tile, wait until the consumers released the stage, publish the token ids
 // (zero rows for invalid ones, so no stale bytes reach a P.V of weight 0), announce the bytes and
 // issue one bulk copy per valid row. Where they hand q over (q_handoff.cuh), at the top of a row's
@@ -113,6 +141,10 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     (void)bytes;
     gather_cp_async<BLOCK_T, kThreads, kRowsPerThread, kRowBytes>(p, layout, ring, ids, thread,
                                                                   &full[stage]);
+#elif defined(SMLA_EXP_LANE0_ISSUE)
+    ptx::mbarrier_arrive_expect_tx(&full[stage], bytes);
+    issue_from_lane0<BLOCK_T, kThreads, kRowsPerThread, kRowBytes>(p, layout, ring, ids, thread,
+                                                                   &full[stage]);
 #else
     ptx::mbarrier_arrive_expect_tx(&full[stage], bytes);
 #pragma unroll
