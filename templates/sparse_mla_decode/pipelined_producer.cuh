@@ -60,15 +60,24 @@ __device__ __forceinline__ void issue_from_lane0(const smla::SplitParams& p,
                                                  unsigned char* ring, const int (&ids)[ROWS],
                                                  int thread, unsigned long long* full) {
   const int lane = thread & 31;
+  // Shuffled from lane 0, the warp's first row is a value ptxas keeps in uniform registers, so
+  // each copy's operands need no register move.
+  const int warp_row = __shfl_sync(0xffffffffu, thread - lane, 0);
+  const unsigned stride = layout.ring_row_stride;
+  const unsigned warp_ring = ptx::smem_address(ring) + static_cast<unsigned>(warp_row) * stride;
+  const unsigned barrier = ptx::smem_address(full);
 #pragma unroll
   for (int k = 0; k < ROWS; ++k) {
 #pragma unroll
     for (int source = 0; source < 32; ++source) {
       const int id = __shfl_sync(0xffffffffu, ids[k], source);
-      const int row = thread - lane + source + k * THREADS;
+      const int row = warp_row + source + k * THREADS;
       if (lane == 0 && row < BLOCK_T && id >= 0) {
-        ptx::bulk_copy_to_shared(ring + row * layout.ring_row_stride,
-                                 p.kv + static_cast<long long>(id) * ROW_BYTES, ROW_BYTES, full);
+        asm volatile(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+            "[%3];\n" ::"r"(warp_ring + (source + k * THREADS) * stride),
+            "l"(p.kv + static_cast<long long>(id) * ROW_BYTES), "r"(ROW_BYTES), "r"(barrier)
+            : "memory");
       }
     }
   }
