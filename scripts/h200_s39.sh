@@ -39,7 +39,7 @@ for build in timeline "${step}tl"; do
   grep -A2 "fifth" "$logs/b69_s2_$build.txt" | head -n 3
   [ "$step" = cpa ] && continue  # call 6 ran schedule 2 only
   TIMELINE_TUNER=tuner_$build XDG_CACHE_HOME=/tmp/s39_$build timeline_step "$logs" \
-    "b69_s0_$build" 69 "$winners,merge=4,schedule=0,target_ctas=128,ctas_per_sm=1" |
+    "b69_s0_$build" 69 "$winners,merge=4,schedule=0,target_ctas=256,ctas_per_sm=1" |
     grep -E "==|stream|fifth"
   grep -A2 "fifth" "$logs/b69_s0_$build.txt" | head -n 3
 done
