@@ -6,7 +6,8 @@
 # or an experiment's switch (#ifdef in the templates, taken out again once measured: the
 # twenty-third session's SMLA_EXP_Q_AFTER_IDS, _STAGED_OUTPUT, _ROW_FLAGS and _FAST_COMBINE, in
 # git history: e406bc6, 97ee647, 015ed7a, 513bf46; the thirty-sixth and thirty-seventh sessions'
-# SMLA_EXP_Q_PREFETCH, _Q_REST_EARLY, _HANDOFF_LATE and _Q_AHEAD: 038e307, 6ea1a23; BENCHMARKS.md
+# SMLA_EXP_Q_PREFETCH, _Q_REST_EARLY, _HANDOFF_LATE and _Q_AHEAD: 038e307, 6ea1a23; the
+# thirty-ninth session's SMLA_EXP_CPASYNC_GATHER and _LANE0_ISSUE: 5b36b90; BENCHMARKS.md
 # section 7).
 # It edits the header for one build of build/, then restores it and rebuilds, so build/tuner/tuner
 # is the tuner's own again. The templates are embedded, so the binary needs nothing else.

@@ -8,12 +8,13 @@
 #                  two rounds, every config checked against the reference first; then, where
 #                  .devcarry/bin/tuner_NAMEtl is carried (the same with SMLA_TIMELINE=100), its
 #                  timelines of schedules 2 and 0 at 69 beside this tree's (tuner_timeline), with the
-#                  fifth tile's copy-issue marks (kMid*). Experiments (pipelined_producer.cuh):
+#                  fifth tile's copy-issue marks (kMid*). Experiments (measured, taken out
+#                  again; pipelined_producer.cuh at 5b36b90, docs/device-logs/s39/):
 #                  cpa  SMLA_EXP_CPASYNC_GATHER: a tile's rows by 16-byte cp.async, a warp's rows'
-#                       chunks in order, instead of one bulk copy a row (call 6)
+#                       chunks in order, instead of one bulk copy a row (call 7)
 #                  l0   SMLA_EXP_LANE0_ISSUE: lane 0 of each producer warp issues the warp's bulk
 #                       copies in straight-line code (the ids by shuffles) instead of the elect
-#                       loop over the lanes
+#                       loop over the lanes (call 9)
 # Usage: scripts/h200_s39.sh [NAME|waits|matrix]   (carry .devcarry; logs in $OUT/s39_STEP.tgz)
 set -u
 card=$(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -n 1)

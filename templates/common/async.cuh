@@ -33,13 +33,6 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned long long* ba
       : "memory");
 }
 
-// Arrives (without counting an extra arrival) once every cp.async this thread issued before has
-// landed: the cp.async gather's handover to an mbarrier (SMLA_EXP_CPASYNC_GATHER).
-__device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(unsigned long long* barrier) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_address(barrier))
-               : "memory");
-}
-
 // Spins until the phase with this parity has completed (acquire).
 __device__ __forceinline__ void mbarrier_wait(unsigned long long* barrier, unsigned parity) {
   const unsigned address = smem_address(barrier);

@@ -15,75 +15,6 @@ namespace smla_pipe {
 // ptx::mbarrier_wait_sleeping). The hint bounds one sleep; a completed phase wakes them sooner.
 constexpr unsigned kProducerSuspendNs = 20000;
 
-#ifdef SMLA_EXP_CPASYNC_GATHER
-// Experiment (not a dimension yet): a tile's rows by 16-byte cp.async instead of one bulk copy a
-// row, each warp its own rows' chunks in order, so a warp instruction covers 512 contiguous bytes
-// of one or two rows; handed over by a no-increment arrive once the thread's copies land (the
-// full barrier counts one arrival a producer thread either way). Uncommitted, the copies join the
-// staged ids' next commit group, whose wait a tile later they would have passed anyway.
-template <int BLOCK_T, int THREADS, int ROWS, unsigned ROW_BYTES>
-__device__ __forceinline__ void gather_cp_async(const smla::SplitParams& p,
-                                                const smla::SmemLayout& layout, unsigned char* ring,
-                                                const int (&ids)[ROWS], int thread,
-                                                unsigned long long* full) {
-  constexpr int kChunks = static_cast<int>(ROW_BYTES / 16);
-  const int lane = thread & 31;
-#pragma unroll
-  for (int k = 0; k < ROWS; ++k) {
-#pragma unroll 4
-    for (int j = 0; j < kChunks; ++j) {
-      const int item = lane + 32 * j;
-      const int local = item / kChunks;
-      const int chunk = item - local * kChunks;
-      const int id = __shfl_sync(0xffffffffu, ids[k], local);
-      const int row = thread - lane + local + k * THREADS;
-      if (row < BLOCK_T && id >= 0) {
-        ptx::cp_async_16(ring + row * layout.ring_row_stride + chunk * 16,
-                         p.kv + static_cast<long long>(id) * ROW_BYTES + chunk * 16, 16);
-      }
-    }
-  }
-  ptx::cp_async_mbarrier_arrive_noinc(full);
-}
-#endif
-
-#ifdef SMLA_EXP_LANE0_ISSUE
-// Experiment (not a dimension yet): a bulk copy's operands are uniform registers, so a warp whose
-// lanes each issue one runs a loop of 32 elect / R2UR / UBLKCP rounds, one lane a round (the
-// fifth tile's copies: 1.1-1.7 µs from the stage's release to the warp's last copy, H100). Here
-// lane 0 issues its warp's rows in straight-line code, the ids passed by shuffles, so that the
-// rounds' register moves need not wait on each other. Each thread still announces its own rows'
-// bytes.
-template <int BLOCK_T, int THREADS, int ROWS, unsigned ROW_BYTES>
-__device__ __forceinline__ void issue_from_lane0(const smla::SplitParams& p,
-                                                 const smla::SmemLayout& layout,
-                                                 unsigned char* ring, const int (&ids)[ROWS],
-                                                 int thread, unsigned long long* full) {
-  const int lane = thread & 31;
-  // Shuffled from lane 0, the warp's first row is a value ptxas keeps in uniform registers, so
-  // each copy's operands need no register move.
-  const int warp_row = __shfl_sync(0xffffffffu, thread - lane, 0);
-  const unsigned stride = layout.ring_row_stride;
-  const unsigned warp_ring = ptx::smem_address(ring) + static_cast<unsigned>(warp_row) * stride;
-  const unsigned barrier = ptx::smem_address(full);
-#pragma unroll
-  for (int k = 0; k < ROWS; ++k) {
-#pragma unroll
-    for (int source = 0; source < 32; ++source) {
-      const int id = __shfl_sync(0xffffffffu, ids[k], source);
-      const int row = warp_row + source + k * THREADS;
-      if (lane == 0 && row < BLOCK_T && id >= 0) {
-        asm volatile(
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
-            "[%3];\n" ::"r"(warp_ring + (source + k * THREADS) * stride),
-            "l"(p.kv + static_cast<long long>(id) * ROW_BYTES), "r"(ROW_BYTES), "r"(barrier)
-            : "memory");
-      }
-    }
-  }
-}
-#endif
-
 // Producer warps: per tile, wait until the consumers released the stage, publish the token ids
 // (zero rows for invalid ones, so no stale bytes reach a P.V of weight 0), announce the bytes and
 // issue one bulk copy per valid row. Where they hand q over (q_handoff.cuh), at the top of a row's
@@ -146,15 +77,6 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     // Zero rows written here by st.shared may take a bulk copy a ring cycle later: generic writes
     // before async-proxy ones of the same thread need the proxy fence.
     if (zeroed) ptx::fence_proxy_async_shared();
-#ifdef SMLA_EXP_CPASYNC_GATHER
-    (void)bytes;
-    gather_cp_async<BLOCK_T, kThreads, kRowsPerThread, kRowBytes>(p, layout, ring, ids, thread,
-                                                                  &full[stage]);
-#elif defined(SMLA_EXP_LANE0_ISSUE)
-    ptx::mbarrier_arrive_expect_tx(&full[stage], bytes);
-    issue_from_lane0<BLOCK_T, kThreads, kRowsPerThread, kRowBytes>(p, layout, ring, ids, thread,
-                                                                   &full[stage]);
-#else
     ptx::mbarrier_arrive_expect_tx(&full[stage], bytes);
 #pragma unroll
     for (int k = 0; k < kRowsPerThread; ++k) {
@@ -164,7 +86,6 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
                                p.kv + static_cast<long long>(ids[k]) * kRowBytes, kRowBytes,
                                &full[stage]);
     }
-#endif
     SMLA_TL_MARK(thread == 0 && tile == 0, kIssued0);
     SMLA_TL_MARK(thread == kThreads - 1 && tile == 0, kIssued0All);
     SMLA_TL_MARK(thread == 0 && tile + 1 == num_tiles, kIssuedLast);
