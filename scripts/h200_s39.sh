@@ -7,8 +7,8 @@
 #                  best of schedule 0 and of schedule 2 on the fp8 winners' structure at BATCHES,
 #                  two rounds, every config checked against the reference first; then, where
 #                  .devcarry/bin/tuner_NAMEtl is carried (the same with SMLA_TIMELINE=100), its
-#                  timelines of schedules 2 and 0 at 69 beside this tree's (tuner_timeline), with the
-#                  fifth tile's copy-issue marks (kMid*). Experiments (measured, taken out
+#                  timelines of schedules 2 and 0 at 69 beside this tree's (tuner_timeline), with
+#                  the fifth tile's copy-issue marks (kMid*). Experiments (measured, taken out
 #                  again; pipelined_producer.cuh at 5b36b90, docs/device-logs/s39/):
 #                  cpa  SMLA_EXP_CPASYNC_GATHER: a tile's rows by 16-byte cp.async, a warp's rows'
 #                       chunks in order, instead of one bulk copy a row (call 7)
