@@ -21,7 +21,23 @@ __host__ __device__ constexpr bool stages_ids() {
   return KV_FORMAT == smla::kBf16 || smla::divides_tiles(SCHEDULE);
 }
 
-// One producer thread's rows of a tile: thread + k * THREADS for k < ROWS (those < BLOCK_T).
+// Row k of a tile for producer thread `thread` (BLOCK_T or more: none). One or two producer
+// warps take rows thread + k * THREADS. More split the tile's rows warp by warp, so that each warp
+// issues its share of the bulk copies: a warp issues its lanes' copies one lane a round (the
+// copy's operands are uniform registers), ~45 ns a round on sm_90 (BENCHMARKS.md section 7,
+// thirty-ninth session).
+template <int BLOCK_T, int THREADS>
+__device__ __forceinline__ int producer_row(int thread, int k) {
+  if constexpr (THREADS <= 64) {
+    return thread + k * THREADS;
+  } else {
+    constexpr int kPerWarp = (BLOCK_T + THREADS / 32 - 1) / (THREADS / 32);
+    const int local = (thread & 31) + 32 * k;
+    return local < kPerWarp ? (thread >> 5) * kPerWarp + local : BLOCK_T;
+  }
+}
+
+// One producer thread's rows of a tile: producer_row(thread, k) for k < ROWS (those < BLOCK_T).
 template <int BLOCK_T, int THREADS, int ROWS, int SCHEDULE, bool STAGED>
 struct ProducerIds {
   int next[ROWS];  // registers: the next tile's ids
@@ -36,7 +52,7 @@ struct ProducerIds {
     int* slot = staged + (tile % 2) * BLOCK_T;
 #pragma unroll
     for (int k = 0; k < ROWS; ++k) {
-      const int row = thread + k * THREADS;
+      const int row = producer_row<BLOCK_T, THREADS>(thread, k);
       const int pos = source.first_pos + row;
       if constexpr (STAGED) {
         if (row >= BLOCK_T) continue;
@@ -65,7 +81,7 @@ struct ProducerIds {
       const int* slot = staged + (tile % 2) * BLOCK_T;
 #pragma unroll
       for (int k = 0; k < ROWS; ++k) {
-        const int row = thread + k * THREADS;
+        const int row = producer_row<BLOCK_T, THREADS>(thread, k);
         ids[k] = row < BLOCK_T ? slot[row] : -1;
       }
     }
