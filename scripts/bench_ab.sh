@@ -25,6 +25,7 @@ bench_ab() {
     for build in ${AB_BUILDS:-old new}; do
       bin=$(ab_tuner "$build") filter=$where
       [ "$build" = new ] || filter=$old_where
+      # shellcheck disable=SC2086  # AB_EXTRA: options, split into words on purpose
       XDG_CACHE_HOME=/tmp/bench_ab_cache_$build timeout "${AB_LIMIT_S:-150}" "$bin" bench \
         --batches "$batches" --where "$filter" --no-default --best-per "$best_per" ${AB_EXTRA:-} \
         >"$logs/${build}_$round.log" 2>&1

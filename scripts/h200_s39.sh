@@ -15,6 +15,12 @@
 #                  l0   SMLA_EXP_LANE0_ISSUE: lane 0 of each producer warp issues the warp's bulk
 #                       copies in straight-line code (the ids by shuffles) instead of the elect
 #                       loop over the lanes (call 9)
+#                  p4   four producer warps instead of two, each issuing 16 of a tile's 64 copies
+#                       (producer_row, kept in the templates): a tuner whose host runs configs of
+#                       producers 2 with 4 (docs/device-logs/s39/producers4_host.patch applied
+#                       for one build of build/tuner/tuner, and with SMLA_TIMELINE=100 for p4tl);
+#                       128 registers under a bound of two CTAs an SM, which the trims leave out
+#                       for schedule 0 (so `--trimmed`), and timed there
 # Usage: scripts/h200_s39.sh [NAME|waits|matrix]   (carry .devcarry; logs in $OUT/s39_STEP.tgz)
 set -u
 card=$(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -n 1)
@@ -29,8 +35,10 @@ source scripts/device_call_env.sh
 call_logs s39 "$step"
 export TUNER_BINARY=$PWD/build/tuner/tuner
 source scripts/bench_ab.sh
+extra=""
+[ "$step" = p4 ] && extra=--trimmed
 AB_BUILDS="new $step" AB_LIMIT_S=${AB_LIMIT_S:-100} BATCHES=${BATCHES:-64,69,72,92,136,256,448} \
-  bench_ab_schedules "$logs"
+  AB_EXTRA=$extra bench_ab_schedules "$logs"
 source scripts/timeline_step.sh
 for build in timeline "${step}tl"; do
   [ -x ".devcarry/bin/tuner_$build" ] || continue
@@ -38,9 +46,11 @@ for build in timeline "${step}tl"; do
     "b69_s2_$build" 69 "$winners,merge=4,schedule=2,target_ctas=128,ctas_per_sm=2" |
     grep -E "==|stream|crossing|  x |fifth"
   grep -A2 "fifth" "$logs/b69_s2_$build.txt" | head -n 3
-  [ "$step" = cpa ] && continue  # call 6 ran schedule 2 only
-  TIMELINE_TUNER=tuner_$build XDG_CACHE_HOME=/tmp/s39_$build timeline_step "$logs" \
-    "b69_s0_$build" 69 "$winners,merge=4,schedule=0,target_ctas=256,ctas_per_sm=1" |
+  [ "$step" = cpa ] && continue  # call 7 ran schedule 2 only
+  cps=1
+  [ "$step" = p4 ] && [ "$build" != timeline ] && cps=2
+  TIMELINE_EXTRA=$extra TIMELINE_TUNER=tuner_$build XDG_CACHE_HOME=/tmp/s39_$build timeline_step \
+    "$logs" "b69_s0_$build" 69 "$winners,merge=4,schedule=0,target_ctas=256,ctas_per_sm=$cps" |
     grep -E "==|stream|fifth"
   grep -A2 "fifth" "$logs/b69_s0_$build.txt" | head -n 3
 done
