@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Device call of the thirty-ninth session (2026-12-06), one script for whatever card comes:
-#   on an H200: the full reference sweep of this tree and its report (`h200_s36.sh`'s default).
+#   on an H200: the full reference sweep of this tree and its report (`h200_s36.sh`'s default;
+#     SWEEP=0: the STEP below instead).
 #   on any other card, STEP:
 #   NAME (default cpa)  an experiment's build, .devcarry/bin/tuner_NAME (from
 #                  `scripts/devcarry_variant_tuner.sh NAME MACRO`), against this tree's kernels:
@@ -24,7 +25,7 @@
 # Usage: scripts/h200_s39.sh [NAME|waits|matrix]   (carry .devcarry; logs in $OUT/s39_STEP.tgz)
 set -u
 card=$(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -n 1)
-if [[ $card == *H200* ]]; then
+if [[ $card == *H200* ]] && [ "${SWEEP:-1}" = 1 ]; then  # SWEEP=0: the STEP on an H200 too
   exec bash scripts/h200_s36.sh
 fi
 step=${1:-cpa}
