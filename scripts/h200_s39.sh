@@ -17,7 +17,7 @@
 #                       copies in straight-line code (the ids by shuffles) instead of the elect
 #                       loop over the lanes (call 9)
 #                  p4   four producer warps instead of two, each issuing 16 of a tile's 64 copies
-#                       (producer_row, kept in the templates): a tuner whose host runs configs of
+#                       (producer_row, c5a5fd9, kept in the templates): a tuner whose host runs configs of
 #                       producers 2 with 4 (docs/device-logs/s39/producers4_host.patch applied
 #                       for one build of build/tuner/tuner, and with SMLA_TIMELINE=100 for p4tl);
 #                       128 registers under a bound of two CTAs an SM, which the trims leave out
