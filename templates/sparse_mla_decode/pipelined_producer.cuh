@@ -25,7 +25,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
                                         unsigned char* smem, const WorkRange& range) {
   constexpr bool kHandoff = hands_q_over<BLOCK_H, MMA, PRODUCERS, SCHEDULE>();
   constexpr int kThreads = (PRODUCERS > 0 ? PRODUCERS : 1) * 32;
-  constexpr int kRowsPerThread = (BLOCK_T + kThreads - 1) / kThreads;
+  constexpr int kRowsPerThread = smla::producer_rows_per_thread<BLOCK_T, kThreads>();
   constexpr unsigned kRowBytes = smla::kv_row_bytes(KV_FORMAT);
   const int thread = static_cast<int>(threadIdx.x) - NUM_WARPS * 32;
   auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);
@@ -59,7 +59,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     int* tokens = reinterpret_cast<int*>(smem + layout.token_offset) + stage * BLOCK_T;
 #pragma unroll
     for (int k = 0; k < kRowsPerThread; ++k) {
-      const int row = producer_row<BLOCK_T, kThreads>(thread, k);
+      const int row = smla::producer_row<BLOCK_T, kThreads>(thread, k);
       source_ids.take_after_wait(k, ids);
       if (row >= BLOCK_T) continue;
       tokens[row] = ids[k];
@@ -80,7 +80,7 @@ __device__ __forceinline__ void produce(const smla::SplitParams& p, const smla::
     ptx::mbarrier_arrive_expect_tx(&full[stage], bytes);
 #pragma unroll
     for (int k = 0; k < kRowsPerThread; ++k) {
-      const int row = producer_row<BLOCK_T, kThreads>(thread, k);
+      const int row = smla::producer_row<BLOCK_T, kThreads>(thread, k);
       if (row >= BLOCK_T || ids[k] < 0) continue;
       ptx::bulk_copy_to_shared(ring + row * layout.ring_row_stride,
                                p.kv + static_cast<long long>(ids[k]) * kRowBytes, kRowBytes,

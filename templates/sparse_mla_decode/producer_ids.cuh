@@ -13,28 +13,13 @@
 #include "common/ptx.cuh"
 #include "sparse_mla_decode/params.h"
 #include "sparse_mla_decode/pipelined_work.cuh"
+#include "sparse_mla_decode/producer_rows.h"
 
 namespace smla_pipe {
 
 template <int KV_FORMAT, int SCHEDULE>
 __host__ __device__ constexpr bool stages_ids() {
   return KV_FORMAT == smla::kBf16 || smla::divides_tiles(SCHEDULE);
-}
-
-// Row k of a tile for producer thread `thread` (BLOCK_T or more: none). One or two producer
-// warps take rows thread + k * THREADS. More split the tile's rows warp by warp, so that each warp
-// issues its share of the bulk copies: a warp issues its lanes' copies one lane a round (the
-// copy's operands are uniform registers), ~45 ns a round on sm_90 (BENCHMARKS.md section 7,
-// thirty-ninth session).
-template <int BLOCK_T, int THREADS>
-__device__ __forceinline__ int producer_row(int thread, int k) {
-  if constexpr (THREADS <= 64) {
-    return thread + k * THREADS;
-  } else {
-    constexpr int kPerWarp = (BLOCK_T + THREADS / 32 - 1) / (THREADS / 32);
-    const int local = (thread & 31) + 32 * k;
-    return local < kPerWarp ? (thread >> 5) * kPerWarp + local : BLOCK_T;
-  }
 }
 
 // One producer thread's rows of a tile: producer_row(thread, k) for k < ROWS (those < BLOCK_T).
@@ -52,7 +37,7 @@ struct ProducerIds {
     int* slot = staged + (tile % 2) * BLOCK_T;
 #pragma unroll
     for (int k = 0; k < ROWS; ++k) {
-      const int row = producer_row<BLOCK_T, THREADS>(thread, k);
+      const int row = smla::producer_row<BLOCK_T, THREADS>(thread, k);
       const int pos = source.first_pos + row;
       if constexpr (STAGED) {
         if (row >= BLOCK_T) continue;
@@ -81,7 +66,7 @@ struct ProducerIds {
       const int* slot = staged + (tile % 2) * BLOCK_T;
 #pragma unroll
       for (int k = 0; k < ROWS; ++k) {
-        const int row = producer_row<BLOCK_T, THREADS>(thread, k);
+        const int row = smla::producer_row<BLOCK_T, THREADS>(thread, k);
         ids[k] = row < BLOCK_T ? slot[row] : -1;
       }
     }
