@@ -17,9 +17,9 @@
 #                       copies in straight-line code (the ids by shuffles) instead of the elect
 #                       loop over the lanes (call 9)
 #                  p4   four producer warps instead of two, each issuing 16 of a tile's 64 copies
-#                       (producer_row, c5a5fd9, kept in the templates): a tuner whose host runs configs of
-#                       producers 2 with 4 (docs/device-logs/s39/producers4_host.patch applied
-#                       for one build of build/tuner/tuner, and with SMLA_TIMELINE=100 for p4tl);
+#                       (producer_rows.h): a tuner whose host runs configs of producers 2 with 4
+#                       (`HOST_PATCH=docs/device-logs/s39/producers4_host.patch
+#                       scripts/devcarry_variant_tuner.sh p4`, and `... p4tl SMLA_TIMELINE=100`);
 #                       128 registers under a bound of two CTAs an SM, which the trims leave out
 #                       for schedule 0 (so `--trimmed`), and timed there
 # Usage: scripts/h200_s39.sh [NAME|waits|matrix]   (carry .devcarry; logs in $OUT/s39_STEP.tgz)
@@ -37,7 +37,7 @@ call_logs s39 "$step"
 export TUNER_BINARY=$PWD/build/tuner/tuner
 source scripts/bench_ab.sh
 extra="" limit=100
-# --trimmed times 12 candidates a batch, compiled cold in round 1 (call 13: past 60 s)
+# --trimmed times 12 candidates a batch, compiled cold in round 1 (call 12: past 60 s)
 [ "$step" = p4 ] && extra=--trimmed limit=170
 AB_BUILDS="new $step" AB_LIMIT_S=${AB_LIMIT_S:-$limit} BATCHES=${BATCHES:-64,69,72,92,136,256,448} \
   AB_EXTRA=$extra bench_ab_schedules "$logs"
