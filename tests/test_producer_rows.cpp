@@ -1,7 +1,7 @@
 // Which rows of a tile the pipelined kernel's producer threads copy
 // (templates/sparse_mla_decode/producer_rows.h), without a GPU: for every producer-warp count the
 // kernel template takes (1-4) and every tile size of the space, the threads' rows, k below
-// producer_rows_per_thread, cover each row of the tile exactly once; with more than two producer
+// producer_rows_per_thread, cover each row of the tile exactly once; with two or more producer
 // warps each warp copies at most its share, ceil(BLOCK_T / warps) rows, so that a tile's copies
 // are issued by every warp (the properties the kernel needs, checked by enumeration, not by
 // restating the formula).
@@ -46,7 +46,7 @@ void check_tile() {
     CAPTURE(row);
     CHECK(coverage.copies_of_row[static_cast<std::size_t>(row)] == 1);
   }
-  if constexpr (WARPS > 2) {
+  if constexpr (WARPS > 1) {
     const int share = (BLOCK_T + WARPS - 1) / WARPS;
     for (int warp = 0; warp < WARPS; ++warp) {
       CAPTURE(warp);
@@ -72,12 +72,25 @@ TEST_CASE("every row of a tile is copied by exactly one producer thread, at 1-4 
   check_tiles<4>();
 }
 
-TEST_CASE("more than two producer warps share a tile's copies: none takes over its share") {
+TEST_CASE("two or more producer warps share a tile's copies: none takes over its share") {
   // Four warps and 64-token tiles (the measured variant): 16 rows a warp, none idle.
   const Coverage coverage = cover<64, 4>();
   for (const int rows : coverage.rows_of_warp) CHECK(rows == 16);
-  // Two warps keep the rows thread + k x 64: at 32-token tiles the second warp copies none.
+  // Two warps at 32- and 16-token tiles (the space's BLOCK_T 32 / 16 kernels): half each; the
+  // rule thread + k x 64 they had left the second warp none.
   const Coverage two = cover<32, 2>();
-  CHECK(two.rows_of_warp[0] == 32);
-  CHECK(two.rows_of_warp[1] == 0);
+  CHECK(two.rows_of_warp[0] == 16);
+  CHECK(two.rows_of_warp[1] == 16);
+  const Coverage two_small = cover<16, 2>();
+  CHECK(two_small.rows_of_warp[0] == 8);
+  CHECK(two_small.rows_of_warp[1] == 8);
+}
+
+TEST_CASE("two producer warps at 64-token tiles copy row `thread`, as before the warp split") {
+  // The winners' kernels (BLOCK_T 64, two producer warps) keep their rows, so their SASS too.
+  for (int thread = 0; thread < 64; ++thread) {
+    CAPTURE(thread);
+    CHECK(smla::producer_rows_per_thread<64, 64>() == 1);
+    CHECK(smla::producer_row<64, 64>(thread, 0) == thread);
+  }
 }

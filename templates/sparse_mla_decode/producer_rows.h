@@ -13,13 +13,15 @@ SMLA_HD constexpr int producer_rows_per_thread() {
 }
 
 // Row k (k < producer_rows_per_thread) of a tile for producer thread `thread`; BLOCK_T or more:
-// none. One or two producer warps take rows thread + k * THREADS. More split the tile's rows warp
-// by warp, so that each warp issues its share of the bulk copies: a warp issues its lanes' copies
-// one lane a round (a copy's operands are uniform registers), ~45 ns a round on sm_90
-// (BENCHMARKS.md section 7, thirty-ninth session).
+// none. Rows thread + k * THREADS where that gives each warp its share of the tile's bulk copies
+// (one warp; two at tiles of a multiple of 64 tokens, the winners' kernels, whose SASS this rule
+// keeps). Else the rows split warp by warp: a warp issues its lanes' copies one lane a round (a
+// copy's operands are uniform registers), ~45 ns a round on sm_90 (BENCHMARKS.md section 7,
+// thirty-ninth session), and the rule above left the second of two warps idle at 16- and 32-token
+// tiles, the first issuing every copy.
 template <int BLOCK_T, int THREADS>
 SMLA_HD constexpr int producer_row(int thread, int k) {
-  if constexpr (THREADS <= 64) {
+  if constexpr (THREADS <= 32 || (THREADS <= 64 && BLOCK_T % THREADS == 0)) {
     return thread + k * THREADS;
   } else {
     constexpr int kPerWarp = (BLOCK_T + THREADS / 32 - 1) / (THREADS / 32);
