@@ -134,9 +134,9 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
 
   SUBCASE("16 local heads; one row per member of BLOCK_H 16, each with a reason; 32 and 64 once") {
     CHECK(plan.shape.integer("local_heads") == 16);
-    // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 3 x kv_unpack 3 x
+    // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 4 x kv_unpack 3 x
     // ctas_per_sm 3 x TARGET_CTAS 5 x merge 6 x schedule 3; BLOCK_H 32 and 64 are a third each.
-    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 6 * 3 * 3 * 3 * 3 * 5 * 6 * 3 / 3);
+    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 6 * 3 * 4 * 3 * 3 * 5 * 6 * 3 / 3);
     std::set<std::string> configs;
     for (const PlanRow& row : plan.rows) {
       configs.insert(tuner::to_json(row.config));
@@ -149,12 +149,12 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     CHECK(plan.narrowed[0].value == 32);
     CHECK(plan.narrowed[0].reason == "BLOCK_H 32 > 16 local heads");
     CHECK(plan.narrowed[1].value == 64);
-    CHECK(plan.narrowed[0].members == 1180980 / 3);
-    CHECK(plan.narrowed[1].members == 1180980 / 3);
+    CHECK(plan.narrowed[0].members == 1574640 / 3);
+    CHECK(plan.narrowed[1].members == 1574640 / 3);
     int total = 0;
     for (Fate fate : tuner::kAllFates) total += plan.count(fate);
-    CHECK(total == 1180980);
-    CHECK(plan.members() == 1180980);
+    CHECK(total == 1574640);
+    CHECK(plan.members() == 1574640);
   }
 
   SUBCASE("the baseline survives and its estimated smem is the kernel's layout") {
@@ -244,7 +244,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     REQUIRE(run.exit_code == 0);
     const nlohmann::json rows = nlohmann::json::parse(run.out);
     REQUIRE(rows.is_array());
-    CHECK(rows.size() == 1180980 / 3 + 2);  // BLOCK_H 16's members, then 32 and 64 once each
+    CHECK(rows.size() == 1574640 / 3 + 2);  // BLOCK_H 16's members, then 32 and 64 once each
     long long members = 0;
     for (const nlohmann::json& row : rows) {
       for (const char* key : {"family", "params", "fate", "reason", "est_smem_bytes", "est_regs",
@@ -258,7 +258,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
       if (row["fate"] == "pruned_shape") CHECK(row["est_smem_bytes"].is_null());
       if (row["fate"] == "survivor") CHECK(row["cached"] == true);
     }
-    CHECK(members == 1180980);
+    CHECK(members == 1574640);
     CHECK(contains(run.err, "compiled now: 0,"));
     CHECK(contains(run.err, "survivor " + std::to_string(plan.count(Fate::survivor))));
   }
@@ -285,8 +285,8 @@ TEST_CASE("plan: the audit finds no false prunes on sm_90") {
   tuner::PlanRequest request = default_request("sm_90");
   request.audit = true;
   const PlanResult audit = tuner::plan(request, cache);
-  CHECK(audit.members() == 1180980);        // the cross product above
-  CHECK(audit.rows.size() == 1180980 / 3);  // BLOCK_H 16; 32 and 64 ruled out by the shape
+  CHECK(audit.members() == 1574640);        // the cross product above
+  CHECK(audit.rows.size() == 1574640 / 3);  // BLOCK_H 16; 32 and 64 ruled out by the shape
   CHECK(audit.false_prunes == 0);
   CHECK(audit.count(Fate::survivor) > 0);
   // sm_90's 227 KB opt-in keeps the 64-token pipelined tiles that sm_120 prunes.

@@ -15,7 +15,7 @@ const std::vector<Parameter>& parameter_space() {
       {"num_warps", {2, 4, 8}, false},
       {"num_stages", {1, 2, 3, 4, 6, 8}, false},
       {"mma_path", {0, 1, 2}, false},
-      {"producers", {0, 1, 2}, false},
+      {"producers", {0, 1, 2, 4}, false},
       {"kv_unpack", {0, 1, 2}, false},
       {"ctas_per_sm", {1, 2, 3}, false},
       {"target_ctas", {0, 128, 256, 512, 1024}, true},  // 0: one wave (deploy.hpp)
@@ -237,11 +237,12 @@ std::string merge_trim(const KernelConfig& config) {
     return "left out as one launch: under the cluster merge (merge 2) TARGET_CTAS 0 (one wave) "
            "and 1024 both give the most splits (up to 8) whose clusters fit one wave";
   }
-  if (config.merge == smla::kMergeCombineBf16 && (config.num_warps != 4 || config.producers != 2)) {
+  if (config.merge == smla::kMergeCombineBf16 &&
+      (config.num_warps != 4 || (config.producers != 2 && config.producers != 4))) {
     // Not measured to lose: each merge value is one more timed launch per config and batch, and
     // the structure every winner from batch 2 up runs gets it first (as the cluster merge).
     return "left out for sweep time: bf16 partials (merge 4) are swept on the 4 consumer + 2 "
-           "producer warp kernels (every winner from batch 2 up runs them)";
+           "producer warp kernels (every winner from batch 2 up runs them) and on 4 + 4";
   }
   if (config.merge == smla::kMergeRowSlices) {
     // H200, 2026-12-04 (BENCHMARKS.md section 7, twentieth session): on the winners' 4 + 2 warp
@@ -261,6 +262,26 @@ std::string merge_trim(const KernelConfig& config) {
     // loads from L2.
     return "measured to lose: the last-CTA merge (merge 3) trailed merges 1 and 2 at batch "
            "1-256 (1.02-5.4x); one CTA's merge of a row is bound by its loads' latency";
+  }
+  return {};
+}
+
+// Four producer warps issue a 64-token tile's bulk copies 16 a warp (producer_rows.h), twice the
+// issue rate of two. H100, 2026-12-07 (BENCHMARKS.md section 7, forty-first session): 3-5 %
+// faster at batch 92 and 100 where each CTA runs alone on its SM (one CTA an SM, TARGET_CTAS
+// 128, merge 4), level at 64 and 256, 1-12 % slower where two CTAs share an SM (128 registers
+// under that bound; 69, 72, 88, 136, 416). Swept where it won: one kernel and four launches a
+// shape, so that the sweep picks it per batch.
+std::string four_producers_trim(const KernelConfig& config) {
+  if (config.producers != 4) return {};
+  if (config.block_t != 64 || config.num_warps != 4 || config.ctas_per_sm != 1 ||
+      config.schedule != smla::kScheduleSplits) {
+    return "left out for sweep time: four producer warps are swept on 64-token tiles of 4 "
+           "consumer warps, one CTA an SM, schedule 0 (where they won: batch 92-100 on sm_90)";
+  }
+  if (config.merge != smla::kMergeCombineBf16 || config.target_ctas == kTargetOneWave) {
+    return "left out for sweep time: four producer warps are swept with bf16 partials (merge 4) "
+           "at TARGET_CTAS 128-1024 (where they won)";
   }
   return {};
 }
@@ -305,6 +326,7 @@ std::string measured_trim(const KernelConfig& config) {
   if (config.producers == 1) {
     return "measured to lose: one producer warp trailed two by 1-4 % at every batch";
   }
+  if (std::string reason = four_producers_trim(config); !reason.empty()) return reason;
   if (config.block_t == 16 && config.num_warps == 8) {
     return "measured to lose: 16-token tiles run with 4 consumer warps";
   }
