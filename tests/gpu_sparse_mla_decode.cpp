@@ -220,6 +220,14 @@ TEST_CASE("corner cases: invalid rows, duplicates, the last slot, topk below BLO
           .mma_path = 1,
           .producers = 2,
           .target_ctas = 1024},
+          // Four producer warps, 16 rows each of a 64-token tile (the space's producers 4).
+          KernelConfig{.block_t = 64,
+          .block_h = 16,
+          .num_warps = 4,
+          .num_stages = 2,
+          .mma_path = 1,
+          .producers = 4,
+          .target_ctas = 128},
           // The sm_120 budget's winners' kernel: two producer warps, 16 rows each a tile.
           KernelConfig{.block_t = 32,
           .block_h = 16,

@@ -40,6 +40,12 @@ inline std::vector<KernelConfig> compile_keys_for(const Shape& shape, int smem_o
         (typed.num_warps != 4 || typed.producers != 2)) {
       continue;
     }
+    // Four producer warps: on the structure the sweep times them on (64-token tiles, 4 consumer
+    // warps; space.cpp's four_producers_trim), every stage, bound and path, not a third more keys.
+    if (typed.producers == 4 &&
+        (typed.block_t != 64 || typed.num_warps != 4 || typed.kv_unpack != 0)) {
+      continue;
+    }
     if (!shape_mismatch(typed, shape).empty()) continue;
     if (static_budget(typed, shape.kv_format).smem_bytes_per_block > smem_optin) continue;
     keys.push_back(typed);
