@@ -14,7 +14,10 @@
 #                  (all -1, duplicates, last slots; a BLOCK_T 16 and a BLOCK_T 32 kernel of two
 #                  producer warps among them). Then, in the time left, the correctness matrix's
 #                  fp8 16-head part on this tree's kernels (the changed ones among them).
-#                  TILES (default 16|32) picks the tile sizes, AB_BUILDS the builds (bench_ab.sh).
+#                  TILES (default 16|32) picks the tile sizes, AB_BUILDS the builds (bench_ab.sh),
+#                  PRODUCERS (default 2) the producer warps, best per BLOCK_T and producers: four
+#                  producer warps at 32-token tiles, which the sweep trims (forty-first session),
+#                  `SWEEP=0 AB_BUILDS=new AB_EXTRA=--trimmed PRODUCERS="2|4" TILES=32 ... t32`.
 #   p4, waits, matrix: `h200_s39.sh`'s steps (four producer warps; timelines; the matrix's parts).
 # Usage: scripts/h200_s40.sh [t32|p4|waits|matrix]   (carry .devcarry; logs in $OUT/s40_STEP.tgz)
 set -u
@@ -32,12 +35,14 @@ export TUNER_BINARY=$PWD/build/tuner/tuner
 run_gpu_test "$logs/corner.log" 90 gpu_sparse_mla_decode -tc='corner*'
 grep -E "ERROR|FAILED" "$logs/corner.log" | head -n 5 | cut -c1-200
 source scripts/bench_ab.sh
-small_tiles="block_h=16,kv_unpack=0,mma_path=1,producers=2,num_warps=4,block_t=${TILES:-16|32},merge=4"
+small_tiles="block_h=16,kv_unpack=0,mma_path=1,producers=${PRODUCERS:-2},num_warps=4"
+small_tiles="$small_tiles,block_t=${TILES:-16|32},merge=4"
 # The default kept small for a call of a few minutes (device time ran short in this session):
 # schedule 0, the stages and TARGET_CTAS of the sm_120 budget's winners (WHERE for more).
 AB_LIMIT_S=${AB_LIMIT_S:-120} bench_ab "$logs" "${BATCHES:-8,32,64,128}" \
-  "$small_tiles,${WHERE:-num_stages=3|4,schedule=0,target_ctas=0|256,ctas_per_sm=1}" block_t
-bench_ab_summary "$logs" block_t num_stages schedule
+  "$small_tiles,${WHERE:-num_stages=3|4,schedule=0,target_ctas=0|256,ctas_per_sm=1}" \
+  block_t,producers
+bench_ab_summary "$logs" block_t producers num_stages schedule
 echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
 left=$((${BUDGET_S:-560} - $(date +%s) + began))
 [ "$left" -gt 60 ] && matrix_parts fp8_ds_mla:4 "$left" -tc='every config*'
