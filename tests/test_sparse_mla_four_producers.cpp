@@ -13,6 +13,7 @@
 #include "kernels/sparse_mla_decode/shape.hpp"
 #include "kernels/sparse_mla_decode/space.hpp"
 #include "templates/sparse_mla_decode/layout.h"
+#include "tests/support/winners_structure.hpp"
 
 using namespace tuner::smla_family;
 
@@ -60,13 +61,10 @@ TEST_CASE("four producer warps are swept on 64-token tiles of 4 consumer warps, 
 }
 
 TEST_CASE("four producer warps: what each trim says, and the 8-warp kernel's resources") {
-  KernelConfig config{.block_t = 64,
-                      .num_warps = 4,
-                      .num_stages = 2,
-                      .mma_path = 1,
-                      .producers = 4,
-                      .target_ctas = 128,
-                      .merge = 4};
+  // The winners' structure (4 consumer warps, 64-token tiles, 2 stages, merge 4) with four
+  // producer warps.
+  KernelConfig config = tuner::test::winners_structure(smla::kMergeCombineBf16);
+  config.producers = 4;
   CHECK(measured_trim(config).empty());
   // A 32-token tile, schedule 2, merge 1 and 8 consumer warps each take it out of the sweep with
   // the rule's own reason; two CTAs an SM and one wave with the rules that name them.
