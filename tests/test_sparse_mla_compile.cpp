@@ -22,6 +22,7 @@
 #include "kernels/sparse_mla_decode/space.hpp"
 #include "tests/support/matrix_compiles.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/winners_structure.hpp"
 
 using namespace tuner;
 using namespace tuner::smla_family;
@@ -59,13 +60,9 @@ SpaceCompile compile_every_config(int arch_sm) {
       // The balanced schedule differs only in the loop over rows: compiled on the kernels the
       // sweep measures it on (4 consumer + 2 producer warps), every tile, stage and MMA path.
       if (typed.schedule != 0 && (typed.producers != 2 || typed.num_warps != 4)) continue;
-      // Four producer warps: compiled on the structure the sweep measures them on (64-token
-      // tiles, 4 consumer warps; space.cpp's four_producers_trim), every stage and MMA path, not
-      // on 60 more tile and warp combinations here (CI time).
-      if (typed.producers == 4 &&
-          (typed.block_t != 64 || typed.num_warps != 4 || typed.kv_unpack != 0)) {
-        continue;
-      }
+      // Four producer warps: compiled on the structure the sweep measures them on, every stage
+      // and MMA path, not on 60 more tile and warp combinations here (CI time).
+      if (test::four_producers_off_structure(typed)) continue;
       keys.emplace_back(typed, kv);
     }
   }

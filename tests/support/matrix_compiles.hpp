@@ -18,6 +18,7 @@
 #include "kernels/sparse_mla_decode/resources.hpp"
 #include "kernels/sparse_mla_decode/source.hpp"
 #include "templates/sparse_mla_decode/schedule.h"
+#include "tests/support/winners_structure.hpp"
 
 namespace tuner::test {
 
@@ -40,12 +41,8 @@ inline std::vector<KernelConfig> compile_keys_for(const Shape& shape, int smem_o
         (typed.num_warps != 4 || typed.producers != 2)) {
       continue;
     }
-    // Four producer warps: on the structure the sweep times them on (64-token tiles, 4 consumer
-    // warps; space.cpp's four_producers_trim), every stage, bound and path, not a third more keys.
-    if (typed.producers == 4 &&
-        (typed.block_t != 64 || typed.num_warps != 4 || typed.kv_unpack != 0)) {
-      continue;
-    }
+    // Four producer warps on the sweep's structure only, every stage, bound and path there.
+    if (four_producers_off_structure(typed)) continue;
     if (!shape_mismatch(typed, shape).empty()) continue;
     if (static_budget(typed, shape.kv_format).smem_bytes_per_block > smem_optin) continue;
     keys.push_back(typed);

@@ -16,4 +16,12 @@ inline smla_family::KernelConfig winners_structure(int merge) {
                                    .merge = merge};
 }
 
+// A four-producer-warp kernel off the structure the sweep times them on (64-token tiles, 4
+// consumer warps, cvt unpack; space.cpp's four_producers_trim): the compile test and the GPU
+// matrix leave these out (a third more keys, CI and device time).
+inline bool four_producers_off_structure(const smla_family::KernelConfig& config) {
+  return config.producers == 4 &&
+         (config.block_t != 64 || config.num_warps != 4 || config.kv_unpack != 0);
+}
+
 }  // namespace tuner::test
