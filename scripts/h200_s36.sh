@@ -53,7 +53,7 @@ tests() {
     gpu_tunedb_cuda_factors gpu_tunedb_cuda_fp8_gemm; do
     run_gpu_test "$logs/$test.log" 150 "$test"
   done
-  matrix_parts fp8_ds_mla:4 "$(time_left 560)"
+  matrix_parts "${PARTS:-fp8_ds_mla:4}" "$(time_left 560)"  # PARTS: the matrix's parts after them
 }
 retests() {
   run_gpu_test "$logs/gpu_tunedb_cuda_factors.log" 120 gpu_tunedb_cuda_factors
