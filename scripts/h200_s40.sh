@@ -18,6 +18,7 @@
 #                  PRODUCERS (default 2) the producer warps, best per BLOCK_T and producers: four
 #                  producer warps at 32-token tiles, which the sweep trims (forty-first session),
 #                  `SWEEP=0 AB_BUILDS=new AB_EXTRA=--trimmed PRODUCERS="2|4" TILES=32 ... t32`.
+#                  BEST_PER (default block_t,producers): the parameters to give the best of.
 #   p4, waits, matrix: `h200_s39.sh`'s steps (four producer warps; timelines; the matrix's parts).
 # Usage: scripts/h200_s40.sh [t32|p4|waits|matrix]   (carry .devcarry; logs in $OUT/s40_STEP.tgz)
 set -u
@@ -41,7 +42,7 @@ small_tiles="$small_tiles,block_t=${TILES:-16|32},merge=4"
 # schedule 0, the stages and TARGET_CTAS of the sm_120 budget's winners (WHERE for more).
 AB_LIMIT_S=${AB_LIMIT_S:-120} bench_ab "$logs" "${BATCHES:-8,32,64,128}" \
   "$small_tiles,${WHERE:-num_stages=3|4,schedule=0,target_ctas=0|256,ctas_per_sm=1}" \
-  block_t,producers
+  "${BEST_PER:-block_t,producers}"
 bench_ab_summary "$logs" block_t producers num_stages schedule
 echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"
 left=$((${BUDGET_S:-560} - $(date +%s) + began))
