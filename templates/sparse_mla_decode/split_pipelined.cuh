@@ -321,7 +321,10 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   // from 156 to 169 registers on sm_90, past two CTAs an SM: they keep the whole-tile softmax
   // under a launch bound of one CTA an SM, and take the token softmax under a bound of two, which
   // ptxas meets (167, no spills; space.cpp sweeps both bounds: with q loaded ahead, 179 under one).
-  constexpr bool kTokenSoftmax = (SCHEDULE == smla::kScheduleSplits || CTAS_PER_SM >= 2) &&
+  // With four producer warps (256 threads) no second CTA fits beside the first at any count over
+  // 128 registers, so they take the token softmax under either bound.
+  constexpr bool kTokenSoftmax =
+      (SCHEDULE == smla::kScheduleSplits || CTAS_PER_SM >= 2 || PRODUCERS >= 4) &&
                                  smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT);
   const float value_scale = smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f;
   int handoffs = 0;  // rows whose q the producers handed over
