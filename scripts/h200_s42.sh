@@ -6,7 +6,8 @@
 #                   (~1.1) over two stages; four producer warps halve the issue, and one CTA an SM
 #                   has the shared memory for 3-4 stages of 64 tokens (126-168 KB), which the
 #                   sweep trims ("pipelined rings hold 64-128 tokens", measured on two producer
-#                   warps) along with four producer warps under the tile-dividing schedules.
+#                   warps) along with four producer warps under the tile-dividing schedules
+#                   (which now take the token softmax there, as under the bound of two).
 #                   `tuner bench --trimmed`: producers 4 at 2 / 3 / 4 stages against the sweep's
 #                   two-producer 2-stage kernel, schedules 0 and 2, TARGET_CTAS 0 / 128 / 256
 #                   (one launch under schedule 2), merge 4, best per (producers, stages,
