@@ -325,7 +325,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   // 128 registers, so they take the token softmax under either bound.
   constexpr bool kTokenSoftmax =
       (SCHEDULE == smla::kScheduleSplits || CTAS_PER_SM >= 2 || PRODUCERS >= 4) &&
-                                 smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT);
+      smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT);
   const float value_scale = smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f;
   int handoffs = 0;  // rows whose q the producers handed over
   int tile = 0;      // the ring's running tile: stages and phases run on across rows
