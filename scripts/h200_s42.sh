@@ -12,7 +12,8 @@
 #                   two-producer 2-stage kernel, schedules 0 and 2, TARGET_CTAS 0 / 128 / 256
 #                   (one launch under schedule 2), merge 4, best per (producers, stages,
 #                   schedule) at BATCHES, two rounds; every config is checked against the
-#                   reference first. LIMIT_S: each run's limit (default 250 s).
+#                   reference first. LIMIT_S: each run's limit (default 250 s); STAGES: the
+#                   four-producer kernels' stages (default 2|3|4).
 # Usage: scripts/h200_s42.sh [ring]   (carry .devcarry; logs in $OUT/s42_STEP/)
 set -u
 step=${1:-ring}
@@ -23,7 +24,7 @@ export XDG_CACHE_HOME=/tmp/s42_cache TUNER_BINARY=$PWD/build/tuner/tuner
 structure="block_t=64,block_h=16,num_warps=4,mma_path=1,kv_unpack=0,merge=4,ctas_per_sm=1"
 structure="$structure,schedule=0|2,target_ctas=0|128|256"
 for round in 1 2; do
-  for build in "producers=4,num_stages=2|3|4" "producers=2,num_stages=2"; do
+  for build in "producers=4,num_stages=${STAGES:-2|3|4}" "producers=2,num_stages=2"; do
     name=p${build:10:1}_$round
     timeout "${LIMIT_S:-250}" build/tuner/tuner bench --batches "${BATCHES:-64,69,72,92,128}" \
       --where "$structure,$build" --trimmed --no-default \
