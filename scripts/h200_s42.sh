@@ -13,7 +13,8 @@
 #                   (one launch under schedule 2), merge 4, best per (producers, stages,
 #                   schedule) at BATCHES, two rounds; every config is checked against the
 #                   reference first. LIMIT_S: each run's limit (default 250 s); STAGES: the
-#                   four-producer kernels' stages (default 2|3|4).
+#                   four-producer kernels' stages (default 2|3|4);
+#                   ROUNDS: the rounds (default "1 2").
 # Usage: scripts/h200_s42.sh [ring]   (carry .devcarry; logs in $OUT/s42_STEP/)
 set -u
 step=${1:-ring}
@@ -23,7 +24,7 @@ call_logs s42 "$step"
 export XDG_CACHE_HOME=/tmp/s42_cache TUNER_BINARY=$PWD/build/tuner/tuner
 structure="block_t=64,block_h=16,num_warps=4,mma_path=1,kv_unpack=0,merge=4,ctas_per_sm=1"
 structure="$structure,schedule=0|2,target_ctas=0|128|256"
-for round in 1 2; do
+for round in ${ROUNDS:-1 2}; do
   for build in "producers=4,num_stages=${STAGES:-2|3|4}" "producers=2,num_stages=2"; do
     name=p${build:10:1}_$round
     timeout "${LIMIT_S:-250}" build/tuner/tuner bench --batches "${BATCHES:-64,69,72,92,128}" \
@@ -32,7 +33,7 @@ for round in 1 2; do
     echo "$name rc=$? at $(($(date +%s) - began)) s"
   done
 done
-for round in 1 2; do
+for round in ${ROUNDS:-1 2}; do
   echo "== round $round (batch producers stages schedule ctas median_us)"
   grep -hE "^ +[0-9]+ block_t.*best of" "$logs"/p?_"$round".log | awk '{
     line = $1
