@@ -88,6 +88,38 @@ SpaceCompile compile_every_config(int arch_sm) {
   return summary;
 }
 
+// The fp8 split kernels of schedules 1 and 2 on 4 consumer warps and `producers` producer warps
+// under a launch bound of `ctas_per_sm`, at 64- and 32-token tiles (`stages` each), for sm_90 and
+// sm_120: each with its ptxas figures.
+struct TileDividingKernel {
+  int arch = 0;
+  KernelConfig config;
+  PtxasReport report;
+};
+std::vector<TileDividingKernel> tile_dividing_kernels(int producers, int ctas_per_sm,
+                                                      std::pair<int, int> stages_at_64_and_32) {
+  std::vector<TileDividingKernel> kernels;
+  for (const int arch : {90, 120}) {
+    for (const int schedule : {1, 2}) {
+      for (const auto& [block_t, stages] :
+           {std::pair{64, stages_at_64_and_32.first}, std::pair{32, stages_at_64_and_32.second}}) {
+        const KernelConfig config{.block_t = block_t,
+                                  .num_warps = 4,
+                                  .num_stages = stages,
+                                  .mma_path = 1,
+                                  .producers = producers,
+                                  .ctas_per_sm = ctas_per_sm,
+                                  .schedule = schedule};
+        const CompileResult result = compile(split_program(config, KvFormat::fp8_ds_mla, arch));
+        kernels.push_back({arch, config,
+                           result.ptxas.at(result.lowered_names.at(
+                               split_kernel_name(config, KvFormat::fp8_ds_mla)))});
+      }
+    }
+  }
+  return kernels;
+}
+
 }  // namespace
 
 TEST_CASE("every config of the space compiles for sm_120 and sm_90") {
@@ -154,25 +186,11 @@ TEST_CASE("the tile-dividing schedules' token-softmax kernels hold two CTAs an S
   // softmax (split_pipelined.cuh), which the sweep times because ptxas fits it in the 168
   // registers two 6-warp CTAs leave (by hand, the test above) without spilling: the winners'
   // structure on sm_90 (BLOCK_T 64, 2 stages) and sm_120's (BLOCK_T 32, 3 stages).
-  for (const int arch : {90, 120}) {
-    for (const int schedule : {1, 2}) {
-      for (const auto& [block_t, stages] : {std::pair{64, 2}, std::pair{32, 3}}) {
-        const KernelConfig config{.block_t = block_t,
-                                  .num_warps = 4,
-                                  .num_stages = stages,
-                                  .mma_path = 1,
-                                  .producers = 2,
-                                  .ctas_per_sm = 2,
-                                  .schedule = schedule};
-        const CompileResult result = compile(split_program(config, KvFormat::fp8_ds_mla, arch));
-        const PtxasReport& report = result.ptxas.at(
-            result.lowered_names.at(split_kernel_name(config, KvFormat::fp8_ds_mla)));
-        CAPTURE(arch);
-        CAPTURE(describe(to_config(config)));
-        CHECK(report.registers <= 168);
-        CHECK(report.spill_bytes() == 0);
-      }
-    }
+  for (const TileDividingKernel& kernel : tile_dividing_kernels(2, 2, {2, 3})) {
+    CAPTURE(kernel.arch);
+    CAPTURE(describe(to_config(kernel.config)));
+    CHECK(kernel.report.registers <= 168);
+    CHECK(kernel.report.spill_bytes() == 0);
   }
 }
 
@@ -182,25 +200,11 @@ TEST_CASE("four producer warps' tile-dividing kernels compile without spills und
   // 165 registers on sm_90 at 64-token tiles, where the whole-tile softmax took 163). Checked
   // here: no spills, and the premise (over 128 registers). Which softmax a kernel took is not
   // visible from the host; the GPU matrix checks these kernels' results.
-  for (const int arch : {90, 120}) {
-    for (const int schedule : {1, 2}) {
-      for (const auto& [block_t, stages] : {std::pair{64, 3}, std::pair{32, 4}}) {
-        const KernelConfig config{.block_t = block_t,
-                                  .num_warps = 4,
-                                  .num_stages = stages,
-                                  .mma_path = 1,
-                                  .producers = 4,
-                                  .ctas_per_sm = 1,
-                                  .schedule = schedule};
-        const CompileResult result = compile(split_program(config, KvFormat::fp8_ds_mla, arch));
-        const PtxasReport& report = result.ptxas.at(
-            result.lowered_names.at(split_kernel_name(config, KvFormat::fp8_ds_mla)));
-        CAPTURE(arch);
-        CAPTURE(describe(to_config(config)));
-        CHECK(report.spill_bytes() == 0);
-        CHECK(report.registers > 128);
-      }
-    }
+  for (const TileDividingKernel& kernel : tile_dividing_kernels(4, 1, {3, 4})) {
+    CAPTURE(kernel.arch);
+    CAPTURE(describe(to_config(kernel.config)));
+    CHECK(kernel.report.spill_bytes() == 0);
+    CHECK(kernel.report.registers > 128);
   }
 }
 

@@ -317,12 +317,9 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
   }
 
   constexpr bool kHandoff = smla_pipe::hands_q_over<BLOCK_H, MMA, PRODUCERS, SCHEDULE>();
-  // Around the tile-dividing schedules' row loop the token softmax took the BLOCK_T 64 kernel
-  // from 156 to 169 registers on sm_90, past two CTAs an SM: they keep the whole-tile softmax
-  // under a launch bound of one CTA an SM, and take the token softmax under a bound of two, which
-  // ptxas meets (167, no spills; space.cpp sweeps both bounds: with q loaded ahead, 179 under one).
-  // With four producer warps (256 threads) no second CTA fits beside the first at any count over
-  // 128 registers, so they take the token softmax under either bound.
+  // The token softmax took the tile-dividing schedules' BLOCK_T 64 kernel past two CTAs an SM on
+  // sm_90 (169 registers; 179 with q loaded ahead): they take it under a bound of two (167, no
+  // spills) or with four producer warps, which never share an SM (165); else the whole-tile one.
   constexpr bool kTokenSoftmax =
       (SCHEDULE == smla::kScheduleSplits || CTAS_PER_SM >= 2 || PRODUCERS >= 4) &&
       smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT);
