@@ -34,7 +34,7 @@ for round in ${ROUNDS:-1 2}; do
   done
 done
 for round in ${ROUNDS:-1 2}; do
-  echo "== round $round (batch producers stages schedule ctas median_us)"
+  echo "== round $round (batch, its best rows' producers / num_stages / target_ctas / schedule, median_us)"
   grep -hE "^ +[0-9]+ block_t.*best of" "$logs"/p?_"$round".log | awk '{
     line = $1
     for (i = 2; i <= NF && $i !~ /^[0-9]+\.[0-9]+$/; i++)
