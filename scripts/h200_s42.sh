@@ -35,10 +35,6 @@ for round in ${ROUNDS:-1 2}; do
 done
 for round in ${ROUNDS:-1 2}; do
   echo "== round $round (batch, its best rows' producers / num_stages / target_ctas / schedule, median_us)"
-  grep -hE "^ +[0-9]+ block_t.*best of" "$logs"/p?_"$round".log | awk '{
-    line = $1
-    for (i = 2; i <= NF && $i !~ /^[0-9]+\.[0-9]+$/; i++)
-      if ($i ~ /^(producers|num_stages|schedule|target_ctas)=/) line = line " " $i
-    print line, $i }' | sort -n -s -k1,1
+  best_rows "$logs"/p?_"$round".log
 done
 echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs"/*.log | paste -sd ' ')"

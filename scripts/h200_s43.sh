@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Device call of the forty-third session (2026-12-07), on whatever card comes:
+#   scan (default)  where a deeper ring wins. The forty-second session's `h200_s42.sh ring` (H100,
+#                   2026-12-07) found four producer warps with 3-4 stages of 64 tokens, one CTA an
+#                   SM, schedule 0, 4 % faster than the sweep's 2-stage kernels at batch 92 (56.2
+#                   against 58.5 µs, both rounds) and 5-11 % slower at 64, 69, 72 and 128.
+#                   `tuner bench --trimmed`: producers 2 and 4 at 2 / 3 / 4 stages (BLOCK_T 64, 4
+#                   consumer warps, merge 4, schedule 0, TARGET_CTAS 0 / 128 / 256), best per
+#                   (producers, num_stages) at BATCHES (default 40-256, 22 sizes), one round,
+#                   every config checked against the reference first. Then, in the time left
+#                   (BUDGET_S, default 560 s), the correctness matrix's PARTS (default
+#                   fp8_ds_mla:4: every compile key, the tile-dividing four-producer kernels that
+#                   take the token softmax since e8e7a98 among them).
+# Usage: scripts/h200_s43.sh [scan]   (carry .devcarry; logs in $OUT/s43_STEP/)
+set -u
+step=${1:-scan}
+source scripts/device_call_env.sh
+call_logs s43 "$step"
+[ "$step" = scan ] || { echo "unknown step '$step': use scan" >&2; exit 2; }
+export XDG_CACHE_HOME=/tmp/s43_cache TUNER_BINARY=$PWD/build/tuner/tuner
+where="block_t=64,block_h=16,num_warps=4,mma_path=1,kv_unpack=0,merge=4,ctas_per_sm=1,schedule=0"
+where="$where,target_ctas=0|128|256,producers=2|4,num_stages=2|3|4"
+batches=${BATCHES:-40,48,56,64,72,80,84,88,92,96,100,104,108,112,116,120,124,128,144,160,192,256}
+timeout "${LIMIT_S:-330}" build/tuner/tuner bench --batches "$batches" --where "$where" \
+  --trimmed --no-default --best-per producers,num_stages >"$logs/scan.log" 2>&1
+echo "scan rc=$? at $(($(date +%s) - began)) s"
+echo "== batch, its best rows' producers / num_stages / target_ctas / schedule, median_us"
+best_rows "$logs/scan.log"
+echo "lines naming a wrong result: $(grep -ciE "wrong" "$logs/scan.log")"
+matrix_parts "${PARTS:-fp8_ds_mla:4}" "$((${BUDGET_S:-560} - $(date +%s) + began))"
