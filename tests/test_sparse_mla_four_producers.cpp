@@ -19,11 +19,12 @@ using namespace tuner::smla_family;
 
 namespace {
 
-// (mma_path, target_ctas) of each producers-4 config of the 16-head fp8 shape that passes the
+// (mma_path, num_stages, target_ctas) of each producers-4 config of the 16-head fp8 shape that passes the
 // shape rules and the measured trims.
-std::set<std::tuple<int, int>> swept_four_producer_configs(std::set<std::string>& trim_reasons) {
+std::set<std::tuple<int, int, int>> swept_four_producer_configs(
+    std::set<std::string>& trim_reasons) {
   const Shape shape;
-  std::set<std::tuple<int, int>> swept;
+  std::set<std::tuple<int, int, int>> swept;
   for (const tuner::Config& config : tuner::cross_product(parameter_space())) {
     const KernelConfig typed = from_config(config);
     if (typed.producers != 4 || !shape_mismatch(typed, shape).empty()) continue;
@@ -36,12 +37,11 @@ std::set<std::tuple<int, int>> swept_four_producer_configs(std::set<std::string>
     CHECK(typed.block_t == 64);
     CHECK(typed.block_h == 16);
     CHECK(typed.num_warps == 4);
-    CHECK(typed.num_stages == 2);
     CHECK(typed.kv_unpack == 0);
     CHECK(typed.ctas_per_sm == 1);
     CHECK(typed.merge == 4);
     CHECK(typed.schedule == 0);
-    swept.emplace(typed.mma_path, typed.target_ctas);
+    swept.emplace(typed.mma_path, typed.num_stages, typed.target_ctas);
   }
   return swept;
 }
@@ -50,11 +50,16 @@ std::set<std::tuple<int, int>> swept_four_producer_configs(std::set<std::string>
 
 TEST_CASE("four producer warps are swept on 64-token tiles of 4 consumer warps, one CTA an SM") {
   std::set<std::string> trim_reasons;
-  const std::set<std::tuple<int, int>> swept = swept_four_producer_configs(trim_reasons);
-  // Both pipelined MMA paths (mma_path 2 is planned for sm_120 budgets) at every TARGET_CTAS but
-  // one wave: one compile key a path, four launches each.
-  const std::set<std::tuple<int, int>> expected = {{1, 128}, {1, 256}, {1, 512}, {1, 1024},
-                                                   {2, 128}, {2, 256}, {2, 512}, {2, 1024}};
+  const std::set<std::tuple<int, int, int>> swept = swept_four_producer_configs(trim_reasons);
+  // Both pipelined MMA paths (mma_path 2 is planned for sm_120 budgets) with rings of 2 and 3
+  // stages at every TARGET_CTAS but one wave: two compile keys a path, four launches each.
+  std::set<std::tuple<int, int, int>> expected;
+  for (int mma_path : {1, 2}) {
+    for (int stages : {2, 3}) {
+      for (int target_ctas : {128, 256, 512, 1024}) expected.emplace(mma_path, stages, target_ctas);
+    }
+  }
+  CHECK(expected.size() == 16);
   CHECK(swept == expected);
   // The rest is trimmed as measured or left out for sweep time, never silently.
   CHECK(trim_reasons == std::set<std::string>{"left out for sweep time", "measured to lose"});
@@ -86,6 +91,15 @@ TEST_CASE("four producer warps: what each trim says, and the 8-warp kernel's res
   KernelConfig one_wave = config;
   one_wave.target_ctas = 0;
   CHECK(measured_trim(one_wave).find("TARGET_CTAS 0 (one wave)") != std::string::npos);
+  // The deeper ring: 3 stages of 64 tokens are swept with four producer warps only, 4 with none.
+  KernelConfig deep = config;
+  deep.num_stages = 3;
+  CHECK(measured_trim(deep).empty());
+  deep.num_stages = 4;
+  CHECK(measured_trim(deep).find("BLOCK_T x NUM_STAGES = 256") != std::string::npos);
+  deep.num_stages = 3;
+  deep.producers = 2;
+  CHECK(measured_trim(deep).find("BLOCK_T x NUM_STAGES = 192") != std::string::npos);
   // 4 consumer + 4 producer warps: 256 threads, launch bound one CTA an SM; the ring, the ids and
   // the barriers do not grow with the producer warps (a stage's full barrier counts arrivals,
   // not slots), so shared memory is two producer warps' to the byte.

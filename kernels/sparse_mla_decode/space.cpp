@@ -270,8 +270,8 @@ std::string merge_trim(const KernelConfig& config) {
 // issue rate of two. H100, 2026-12-07 (BENCHMARKS.md section 7, forty-first session): 3-5 %
 // faster at batch 92 and 100 where each CTA runs alone on its SM (one CTA an SM, TARGET_CTAS
 // 128, merge 4), level at 64 and 256, 1-12 % slower where two CTAs share an SM (128 registers
-// under that bound; 69, 72, 88, 136, 416). Swept where it won: one kernel and four launches a
-// shape, so that the sweep picks it per batch.
+// under that bound; 69, 72, 88, 136, 416). Swept where it won: two kernels (2 and 3 stages, see
+// deep_four_producer_ring) and four launches each a shape, so that the sweep picks it per batch.
 std::string four_producers_trim(const KernelConfig& config) {
   if (config.producers != 4) return {};
   if (config.block_t != 64 || config.num_warps != 4 || config.ctas_per_sm != 1 ||
@@ -284,6 +284,16 @@ std::string four_producers_trim(const KernelConfig& config) {
            "at TARGET_CTAS 128-1024 (where they won)";
   }
   return {};
+}
+
+// A lone CTA on its SM streams with more bytes in flight: H100, 2026-12-07 (BENCHMARKS.md
+// section 7, forty-third session), four producer warps with 3 stages of 64 tokens, one CTA an SM,
+// one split a row (batch 88-112 of 16 heads: one wave) ran 3-6 % faster than the best 2-stage
+// kernel of two or four producer warps, level or slower at 40-84 and 116-128; 4 stages never
+// beat 3 by more than 0.2 %, two producer warps' 3-4 stages never beat the 2-stage winners by
+// more than 1 %. So the 192-token ring is swept on that kernel only.
+bool deep_four_producer_ring(const KernelConfig& config) {
+  return config.producers == 4 && config.block_t == 64 && config.num_stages == 3;
 }
 
 // The tile-dividing schedules' kernels take the token softmax only under a launch bound of two
@@ -319,8 +329,9 @@ std::string measured_trim(const KernelConfig& config) {
            "and at its default";
   }
   const int ring_tokens = config.block_t * config.num_stages;
-  if (ring_tokens < 64 || ring_tokens > 128) {
-    return "measured to lose: pipelined rings hold 64-128 tokens (BLOCK_T x NUM_STAGES = " +
+  if ((ring_tokens < 64 || ring_tokens > 128) && !deep_four_producer_ring(config)) {
+    return "measured to lose: pipelined rings hold 64-128 tokens, or 3 x 64 with four producer "
+           "warps (BLOCK_T x NUM_STAGES = " +
            std::to_string(ring_tokens) + ")";
   }
   if (config.producers == 1) {
