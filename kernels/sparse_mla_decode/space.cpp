@@ -288,10 +288,10 @@ std::string four_producers_trim(const KernelConfig& config) {
 
 // A lone CTA on its SM streams with more bytes in flight: H100, 2026-12-07 (BENCHMARKS.md
 // section 7, forty-third session), four producer warps with 3 stages of 64 tokens, one CTA an SM,
-// one split a row (batch 88-112 of 16 heads: one wave) ran 3-6 % faster than the best 2-stage
-// kernel of two or four producer warps, level or slower at 40-84 and 116-128; 4 stages never
-// beat 3 by more than 0.2 %, two producer warps' 3-4 stages never beat the 2-stage winners by
-// more than 1 %. So the 192-token ring is swept on that kernel only.
+// one split a row (batch 92-112 of 16 heads: one wave) ran 1.8-4.1 % faster than the best 2-stage
+// kernel of two or four producer warps (and 2.9 % at 48), slower at 56-88 and 116-128; 4 stages
+// never beat 3 by more than 0.2 %, two producer warps' 3-4 stages never beat the 2-stage winners
+// by more than 1 %. So the 192-token ring is swept on that kernel only.
 bool deep_four_producer_ring(const KernelConfig& config) {
   return config.producers == 4 && config.block_t == 64 && config.num_stages == 3;
 }
