@@ -128,8 +128,9 @@ TEST_CASE("structural rules of the mma paths name what the kernel cannot do") {
   config = pipelined;
   config.num_stages = 6;  // 32 x 6 = 192 tokens
   CHECK(shape_mismatch(config, fp8).empty());
-  CHECK(measured_trim(config) == "measured to lose: pipelined rings hold 64-128 tokens, or 3 x 64 "
-                                 "with four producer warps (BLOCK_T x NUM_STAGES = 192)");
+  CHECK(measured_trim(config) ==
+        "measured to lose: pipelined rings hold 64-128 tokens, or 3 x 64 "
+        "with four producer warps (BLOCK_T x NUM_STAGES = 192)");
   config = pipelined;
   config.producers = 1;
   CHECK(measured_trim(config).rfind("measured to lose: one producer warp", 0) == 0);

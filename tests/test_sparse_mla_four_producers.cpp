@@ -19,8 +19,8 @@ using namespace tuner::smla_family;
 
 namespace {
 
-// (mma_path, num_stages, target_ctas) of each producers-4 config of the 16-head fp8 shape that passes the
-// shape rules and the measured trims.
+// (mma_path, num_stages, target_ctas) of each producers-4 config of the 16-head fp8 shape that
+// passes the shape rules and the measured trims.
 std::set<std::tuple<int, int, int>> swept_four_producer_configs(
     std::set<std::string>& trim_reasons) {
   const Shape shape;
