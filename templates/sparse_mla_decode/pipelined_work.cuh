@@ -53,16 +53,25 @@ __device__ __forceinline__ smla::CtaTiles cta_tiles(const WorkRange& range) {
   return {range.first_tile, range.end_tile - range.first_tile, range.jump_tile, range.jump};
 }
 
-// Per-row splits: this CTA's split of its row.
+// Per-row splits: the tokens of each split of this CTA's row (the first short_rows rows take
+// fewer, longer splits: params.h).
+__device__ __forceinline__ int split_tokens(const smla::SplitParams& p) {
+  const int row = static_cast<int>(blockIdx.z) * p.head_groups + static_cast<int>(blockIdx.y);
+  return row < p.short_rows ? p.short_tokens_per_split : p.tokens_per_split;
+}
+
+// Per-row splits: this CTA's split of its row; empty (end <= first) for a short row's CTAs past
+// its splits, which the kernel returns from at once.
 template <int BLOCK_T>
 __device__ __forceinline__ WorkRange splits_range(const smla::SplitParams& p) {
   const int row = static_cast<int>(blockIdx.z) * p.head_groups + static_cast<int>(blockIdx.y);
-  const int tiles_per_split = p.tokens_per_split / BLOCK_T;
+  const int tokens_per_split = split_tokens(p);
+  const int tiles_per_split = tokens_per_split / BLOCK_T;
   const int first = row * p.tiles_per_row + static_cast<int>(blockIdx.x) * tiles_per_split;
   return {first,
           min(first + tiles_per_split, (row + 1) * p.tiles_per_row),
           p.indices + static_cast<long long>(blockIdx.z) * p.topk,
-          static_cast<int>(blockIdx.x) * p.tokens_per_split,
+          static_cast<int>(blockIdx.x) * tokens_per_split,
           0,
           0};
 }
@@ -164,8 +173,9 @@ template <int BLOCK_H, int SCHEDULE>
 __device__ __forceinline__ RowWork row_work(const smla::SplitParams& p, const WorkRange& range,
                                             int tile) {
   if constexpr (SCHEDULE == smla::kScheduleSplits) {
+    // One split a row: this CTA holds all its tiles (a short row's may where others' do not).
     return {static_cast<int>(blockIdx.z), static_cast<int>(blockIdx.y) * BLOCK_H,
-            static_cast<int>(blockIdx.x), p.num_splits == 1};
+            static_cast<int>(blockIdx.x), range.end_tile - range.first_tile == p.tiles_per_row};
   } else {
     return divided_row_work<BLOCK_H, SCHEDULE>(p, range, tile);
   }

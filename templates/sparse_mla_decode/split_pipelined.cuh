@@ -1,12 +1,11 @@
 #pragma once
 // Split-K sparse MLA decode, pipelined structure (mma_path 1: f16/bf16 MMA on fragments converted
 // in registers; mma_path 2: e4m3 MMA). One CTA per (split, head group, batch item) as in split.cuh,
-// or under the balanced schedule a range of tiles that may cross rows (pipelined_work.cuh);
-// NUM_WARPS consumer warps compute, PRODUCERS extra warps (0, 1, 2) gather KV rows into a
-// NUM_STAGES-deep ring with one bulk copy per row and hand stages over through mbarriers (full /
-// empty per stage), so consumers never wait on a block-wide barrier in the token loop: one
-// consumer-only barrier per tile publishes the scores. Without producer warps the consumers issue
-// 16-byte cp.async copies themselves (two block barriers per tile).
+// or a range of tiles that may cross rows (pipelined_work.cuh); NUM_WARPS consumer warps compute,
+// PRODUCERS extra warps (0, 1, 2, 4) gather KV rows into a NUM_STAGES-deep ring with one bulk copy
+// per row and hand stages over through mbarriers (full / empty per stage), so consumers never wait
+// on a block-wide barrier in the token loop: one consumer-only barrier per tile publishes the
+// scores. Without producer warps the consumers issue 16-byte cp.async copies (two barriers a tile).
 #include "sparse_mla_decode/cluster_merge.cuh"
 #include "sparse_mla_decode/last_cta_merge.cuh"
 #include "sparse_mla_decode/pipelined_output.cuh"
@@ -285,6 +284,7 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
 
   const smla_pipe::WorkRange range = smla_pipe::work_range<BLOCK_T, SCHEDULE>(p);
   const int num_tiles = range.end_tile - range.first_tile;
+  if (num_tiles <= 0) return;  // a short row's CTA past its splits (pipelined_work.cuh)
   auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);
   unsigned long long* empty = full + NUM_STAGES;
 
