@@ -1,12 +1,14 @@
 // fill 1 (deploy.hpp's split_plan): per-row splits of two sizes that fill TARGET_CTAS (one wave of
 // resident CTAs at TARGET_CTAS 0). Split counts written by hand from the rule; every row's tiles
-// covered once over a wide range of shapes, walked with the kernel's per-CTA formula restated here
+// covered once by the split grid over a wide range of shapes, each CTA's part found with the
+// kernel's formula restated here
 // (pipelined_work.cuh's splits_range is device code: the restatement can drift from it, and the
 // GPU correctness matrix checks the kernel itself); the shape rules; the launch identity; and the
 // serving launcher's parameter blocks.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -38,15 +40,33 @@ SplitPlan fill_plan(const DecodeDims& dims, int block_t, int target_ctas, int ct
                     resident_only(ctas));
 }
 
-// One CTA's tiles [first, end) in its row, as the kernel derives them from blockIdx.
+// One CTA's row, split and tiles [first, end) in its row, as the kernel derives them from its
+// linear index in the split grid (pipelined_work.cuh's split_cta, restated).
 struct CtaRange {
+  int row;
+  int split;
   int first;
   int end;
 };
-CtaRange cta_range(const SplitPlan& plan, int block_t, int row, int split) {
-  const int tokens = row < plan.short_rows ? plan.short_tokens_per_split : plan.tokens_per_split;
+CtaRange cta_range(const SplitPlan& plan, int block_t, const std::array<unsigned, 3>& grid,
+                   int cta) {
+  int row = 0;
+  int split = 0;
+  int tokens = plan.tokens_per_split;
+  if (plan.short_rows == 0) {  // (splits, head groups, batch), x fastest
+    split = cta % static_cast<int>(grid[0]);
+    row = cta / static_cast<int>(grid[0]);
+  } else if (cta < plan.short_rows * plan.short_splits) {
+    row = cta / plan.short_splits;
+    split = cta % plan.short_splits;
+    tokens = plan.short_tokens_per_split;
+  } else {
+    const int index = cta - plan.short_rows * plan.short_splits;
+    row = plan.short_rows + index / plan.num_splits;
+    split = index % plan.num_splits;
+  }
   const int first = split * (tokens / block_t);
-  return {first, std::min(first + tokens / block_t, plan.tiles_per_row)};
+  return {row, split, first, std::min(first + tokens / block_t, plan.tiles_per_row)};
 }
 
 }  // namespace
@@ -121,25 +141,27 @@ TEST_CASE("fill: every row's tiles covered once, within the target, the longer s
             const SplitPlan plan = fill_plan(dims, block_t, kTargetOneWave, ctas);
             const SplitPlan uniform = fill_plan(dims, block_t, kTargetOneWave, ctas, 0);
             const int rows = batch * plan.head_groups;
-            int launched = 0;
+            const std::array<unsigned, 3> grid = split_grid(dims, plan);
+            const int launched = static_cast<int>(grid[0] * grid[1] * grid[2]);
+            std::vector<int> next(rows, 0);  // each row's tiles so far, in split order
+            std::vector<int> splits(rows, 0);
             int longest_short = 0;
             int longest_long = 0;
             bool covered = true;
-            for (int row = 0; row < rows; ++row) {
-              int next = 0;  // the row's tiles so far, in split order
-              int splits = 0;
-              for (int split = 0; split < plan.num_splits; ++split) {
-                const CtaRange range = cta_range(plan, block_t, row, split);
-                if (range.end <= range.first) continue;  // returns at once
-                covered = covered && range.first == next;
-                next = range.end;
-                ++splits;
-                int& longest = row < plan.short_rows ? longest_short : longest_long;
-                longest = std::max(longest, range.end - range.first);
-              }
-              covered = covered && next == plan.tiles_per_row &&
-                        splits == (row < plan.short_rows ? plan.short_splits : plan.num_splits);
-              launched += splits;
+            for (int cta = 0; cta < launched; ++cta) {
+              const CtaRange range = cta_range(plan, block_t, grid, cta);
+              covered = covered && range.row < rows && range.split == splits[range.row] &&
+                        range.first == next[range.row] && range.end > range.first;
+              if (!covered) break;
+              next[range.row] = range.end;
+              ++splits[range.row];
+              int& longest = range.row < plan.short_rows ? longest_short : longest_long;
+              longest = std::max(longest, range.end - range.first);
+            }
+            for (int row = 0; covered && row < rows; ++row) {
+              covered =
+                  next[row] == plan.tiles_per_row &&
+                  splits[row] == (row < plan.short_rows ? plan.short_splits : plan.num_splits);
             }
             CHECK(covered);
             CHECK(launched >= rows * uniform.num_splits);
@@ -219,9 +241,10 @@ TEST_CASE("fill: the serving launcher passes the short rows to the split and the
                             .fill = 1};
   const std::vector<test::RecordedLaunch> launches =
       test::serving_launches(config, KvFormat::fp8_ds_mla, 69, 16, resident_only(264));
-  REQUIRE(launches.size() == 2);  // the split, then the combine
-  CHECK(launches[0].grid[0] == 4);
-  CHECK(launches[0].grid[2] == 69);
+  REQUIRE(launches.size() == 2);                  // the split, then the combine
+  CHECK(launches[0].grid[0] == 12 * 3 + 57 * 4);  // one dimension: every row's splits
+  CHECK(launches[0].grid[1] == 1);
+  CHECK(launches[0].grid[2] == 1);
   smla::SplitParams split{};
   REQUIRE(launches[0].params.size() == sizeof split);
   std::memcpy(&split, launches[0].params.data(), sizeof split);
@@ -229,6 +252,7 @@ TEST_CASE("fill: the serving launcher passes the short rows to the split and the
   CHECK(split.tokens_per_split == 512);
   CHECK(split.short_rows == 12);
   CHECK(split.short_tokens_per_split == 704);
+  CHECK(split.short_splits == 3);
   CHECK(split.balanced_ctas == 0);
   smla::CombineParams combine{};
   REQUIRE(launches[1].params.size() == sizeof combine);

@@ -184,6 +184,12 @@ bool combine_whole_row(const SplitPlan& plan) { return plan.num_splits <= smla::
 
 std::array<unsigned, 3> split_grid(const DecodeDims& dims, const SplitPlan& plan) {
   if (plan.balanced_ctas > 0) return {static_cast<unsigned>(plan.balanced_ctas), 1u, 1u};
+  if (plan.short_rows > 0) {  // fill 1: every row's splits in one dimension, the short rows first
+    const int rows = dims.batch * plan.head_groups;
+    return {static_cast<unsigned>(plan.short_rows * plan.short_splits +
+                                  (rows - plan.short_rows) * plan.num_splits),
+            1u, 1u};
+  }
   return {static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(plan.head_groups),
           static_cast<unsigned>(dims.batch)};
 }
@@ -228,11 +234,12 @@ smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dim
   if (plan.balanced_ctas > 0) {
     split.whole_rows = plan.whole_rows;
     split.ctas_multiplier = division.by_ctas.multiplier;
+    split.row_multiplier = division.by_row.multiplier;
   } else {
     split.short_rows = plan.short_rows;
     split.short_tokens_per_split = plan.short_tokens_per_split;
+    split.short_splits = plan.short_splits;
   }
-  split.row_multiplier = division.by_row.multiplier;
   split.head_group_multiplier = smla::fast_divisor(plan.head_groups).multiplier;
   return split;
 }

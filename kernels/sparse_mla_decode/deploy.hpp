@@ -65,8 +65,8 @@ struct SplitPlan {
   int tail_rows = 0;
   // fill 1: the first short_rows rows take short_splits splits of short_tokens_per_split tokens
   // (the uniform plan's), the others num_splits of tokens_per_split, as many as TARGET_CTAS holds.
-  // The grid stays (num_splits, head_groups, batch): a short row's CTAs past its splits return at
-  // once. 0, 0, 0 when every row takes num_splits.
+  // The grid is then one dimension, the short rows' splits first (pipelined_work.cuh's
+  // split_cta). 0, 0, 0 when every row takes num_splits.
   int short_rows = 0;
   int short_splits = 0;
   int short_tokens_per_split = 0;
@@ -131,7 +131,8 @@ struct DecodeBuffers {
   std::uint64_t row_tickets = 0;  // merges 3 and 5: the row counters, [batch][head_groups] u32
 };
 
-// The split grid (x, y, z): (num_splits, head_groups, batch), or (balanced_ctas, 1, 1).
+// The split grid (x, y, z): (num_splits, head_groups, batch), or (balanced_ctas, 1, 1), or under
+// fill 1 (every row's splits, 1, 1).
 std::array<unsigned, 3> split_grid(const DecodeDims& dims, const SplitPlan& plan);
 
 smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dims,

@@ -37,7 +37,8 @@ struct SplitParams {
   // Each union holds one schedule's field (the block stays at 128 bytes: schedule.h's
   // divisor_shift). Per-row splits (schedule 0) of two sizes (fill 1, deploy.hpp's split_plan):
   // the first short_rows rows take fewer splits of short_tokens_per_split tokens each, the others
-  // num_splits of tokens_per_split; both 0 and unused when every row takes num_splits.
+  // num_splits of tokens_per_split, on a grid of one dimension that lists the short rows' splits
+  // first (pipelined_work.cuh's split_cta); all 0 and unused when every row takes num_splits.
   union {
     // schedule.h's kScheduleWholeRows: the whole rows each CTA owns (W); 0 under the balanced
     // schedule. The rows divided by tiles before them are derived below.
@@ -52,7 +53,10 @@ struct SplitParams {
     unsigned ctas_multiplier;
     int short_tokens_per_split;  // schedule 0: a multiple of BLOCK_T
   };
-  unsigned row_multiplier;
+  union {
+    unsigned row_multiplier;
+    int short_splits;  // schedule 0
+  };
   unsigned head_group_multiplier;
 };
 

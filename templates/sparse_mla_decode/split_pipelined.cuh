@@ -284,7 +284,6 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
 
   const smla_pipe::WorkRange range = smla_pipe::work_range<BLOCK_T, SCHEDULE>(p);
   const int num_tiles = range.end_tile - range.first_tile;
-  if (num_tiles <= 0) return;  // a short row's CTA past its splits (pipelined_work.cuh)
   auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);
   unsigned long long* empty = full + NUM_STAGES;
 
