@@ -58,11 +58,11 @@ default_sweep_report() {
 }
 
 # best_rows LOG...: the `tuner bench --best-per` rows of LOGs, one line each: the batch, the
-# producers / num_stages / schedule / target_ctas / fill values, the median µs; by batch.
+# producers / num_stages / schedule / target_ctas values, the median µs; by batch.
 best_rows() {
   grep -hE "^ +[0-9]+ block_t.*best of" "$@" | awk '{
     line = $1
     for (i = 2; i <= NF && $i !~ /^[0-9]+\.[0-9]+$/; i++)
-      if ($i ~ /^(producers|num_stages|schedule|target_ctas|fill)=/) line = line " " $i
+      if ($i ~ /^(producers|num_stages|schedule|target_ctas)=/) line = line " " $i
     print line, $i }' | sort -n -s -k1,1
 }

@@ -90,14 +90,12 @@ TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an
   CHECK(split.dynamic_smem ==
         static_cast<int>(smla::smem_layout(32, 16, 8, 1, 0, 0, 0).total_bytes));
   CHECK(split.max_dynamic_smem == split.dynamic_smem);
-  REQUIRE(split.launch_params.size() == 6);
-  CHECK(split.launch_params[2].name == "fill");
-  CHECK(split.launch_params[2].value == 0);  // the fixture's winner: one split count a row
-  CHECK(split.launch_params[3].name == "merge");
-  CHECK(split.launch_params[4].name == "schedule");
-  CHECK(split.launch_params[4].value == 0);  // the fixture's winner: per-row splits
-  CHECK(split.launch_params[5].name == "target_ctas");
-  CHECK(split.launch_params[5].value == 1024);
+  REQUIRE(split.launch_params.size() == 5);
+  CHECK(split.launch_params[2].name == "merge");
+  CHECK(split.launch_params[3].name == "schedule");
+  CHECK(split.launch_params[3].value == 0);  // the fixture's winner: per-row splits
+  CHECK(split.launch_params[4].name == "target_ctas");
+  CHECK(split.launch_params[4].value == 1024);
   const tunedb::Lookup untuned = opened.lookup(
       "sparse_mla_decode", "sm_120", "kv_format=bf16,local_heads=16,page_size=64,topk=2048", 8);
   REQUIRE(untuned.cubin != nullptr);

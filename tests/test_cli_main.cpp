@@ -42,30 +42,29 @@ TEST_CASE(
                               (dir / "cache").string() + "' --db '" + db.string() + "'";
   const CommandResult first = run_with_stderr(command);
   REQUIRE(first.exit_code == 0);
-  CHECK(first.output.find("recorded 3149280 fates (1049762 rows) as plan run 1") !=
+  CHECK(first.output.find("recorded 1574640 fates (524882 rows) as plan run 1") !=
         std::string::npos);
   // Every member of BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 4 x
-  // kv_unpack 3 x ctas_per_sm 3 x TARGET_CTAS 5 x merge 6 x schedule 3 x fill 2, counted by the
-  // rows' members.
+  // kv_unpack 3 x ctas_per_sm 3 x TARGET_CTAS 5 x merge 6 x schedule 3, counted by the rows'
+  // members.
   CHECK(count(db, "SELECT SUM(COALESCE(members, 1)) FROM trials WHERE stage = 'plan'") ==
-        3 * 3 * 3 * 6 * 3 * 4 * 3 * 3 * 5 * 6 * 3 * 2);
+        3 * 3 * 3 * 6 * 3 * 4 * 3 * 3 * 5 * 6 * 3);
   // BLOCK_H 32 and 64 exceed 16 local heads: two thirds of the space, whatever else they set, in
   // one row each; the rows of one config hold BLOCK_H 16 only.
-  CHECK(
-      count(db,
-            "SELECT COUNT(*) FROM trials WHERE fate = 'pruned_shape' AND reason LIKE 'BLOCK_H %' "
-            "AND params_json IN ('{\"block_h\":32}', '{\"block_h\":64}') AND members = 1049760") ==
-      2);
+  CHECK(count(db,
+              "SELECT COUNT(*) FROM trials WHERE fate = 'pruned_shape' AND reason LIKE 'BLOCK_H %' "
+              "AND params_json IN ('{\"block_h\":32}', '{\"block_h\":64}') AND members = 524880") ==
+        2);
   CHECK(count(db,
               "SELECT COUNT(*) FROM trials WHERE stage = 'plan' AND members IS NULL AND "
               "params_json NOT LIKE '%\"block_h\":16,%'") == 0);
-  CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'plan'") == 3149280 / 3 + 2);
+  CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'plan'") == 1574640 / 3 + 2);
   CHECK(count(db,
               "SELECT COUNT(*) FROM runs WHERE kind = 'plan' AND budget_arch = 'sm_120' "
               "AND gpu_name IS NULL AND ended_at IS NOT NULL") == 1);
   // A second plan run records its fates again, under its own run.
   REQUIRE(run_with_stderr(command).exit_code == 0);
-  CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'plan'") == 2 * (3149280 / 3 + 2));
+  CHECK(count(db, "SELECT COUNT(*) FROM trials WHERE stage = 'plan'") == 2 * (1574640 / 3 + 2));
   CHECK(count(db, "SELECT COUNT(DISTINCT run_id) FROM trials") == 2);
 }
 

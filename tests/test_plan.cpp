@@ -135,9 +135,8 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
   SUBCASE("16 local heads; one row per member of BLOCK_H 16, each with a reason; 32 and 64 once") {
     CHECK(plan.shape.integer("local_heads") == 16);
     // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 4 x kv_unpack 3 x
-    // ctas_per_sm 3 x TARGET_CTAS 5 x merge 6 x schedule 3 x fill 2; BLOCK_H 32 and 64 are a third
-    // each.
-    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 6 * 3 * 4 * 3 * 3 * 5 * 6 * 3 * 2 / 3);
+    // ctas_per_sm 3 x TARGET_CTAS 5 x merge 6 x schedule 3; BLOCK_H 32 and 64 are a third each.
+    REQUIRE(plan.rows.size() == 3u * 3 * 3 * 6 * 3 * 4 * 3 * 3 * 5 * 6 * 3 / 3);
     std::set<std::string> configs;
     for (const PlanRow& row : plan.rows) {
       configs.insert(tuner::to_json(row.config));
@@ -150,12 +149,12 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     CHECK(plan.narrowed[0].value == 32);
     CHECK(plan.narrowed[0].reason == "BLOCK_H 32 > 16 local heads");
     CHECK(plan.narrowed[1].value == 64);
-    CHECK(plan.narrowed[0].members == 3149280 / 3);
-    CHECK(plan.narrowed[1].members == 3149280 / 3);
+    CHECK(plan.narrowed[0].members == 1574640 / 3);
+    CHECK(plan.narrowed[1].members == 1574640 / 3);
     int total = 0;
     for (Fate fate : tuner::kAllFates) total += plan.count(fate);
-    CHECK(total == 3149280);
-    CHECK(plan.members() == 3149280);
+    CHECK(total == 1574640);
+    CHECK(plan.members() == 1574640);
   }
 
   SUBCASE("the baseline survives and its estimated smem is the kernel's layout") {
@@ -208,11 +207,10 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
       }
       tuner::Config compiled_part = row.config;  // by hand, not compile_key: checked above
       std::erase_if(compiled_part.values, [](const std::pair<std::string, int>& value) {
-        return value.first == "target_ctas" || value.first == "merge" || value.first == "fill";
+        return value.first == "target_ctas" || value.first == "merge";
       });
       const int merge = row.config.at("merge");
       const int target_ctas = row.config.at("target_ctas");
-      const bool fill = row.config.at("fill") == 1;  // its own shape rules and trim
       const char* own_rules = merge == 2   ? " cluster"
                               : merge == 3 ? " last_cta"
                               : merge == 4 ? " bf16_partials"
@@ -222,20 +220,16 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
       // the tile-dividing schedules' grid ignores TARGET_CTAS (swept at 128), and 0 is swept on
       // the 4 consumer + 2 producer warp kernels only.
       const bool four_plus_two = row.config.at("num_warps") == 4 && row.config.at("producers") == 2;
-      const bool launch_time_trim =
-          (merge == 2 && target_ctas == 0) ||
-          (row.config.at("schedule") != 0 && target_ctas != 128) ||
-          (target_ctas == 0 && !four_plus_two) ||
-          (fill && (target_ctas != 0 || row.config.at("block_t") < 32 || merge != 4));
+      const bool launch_time_trim = (merge == 2 && target_ctas == 0) ||
+                                    (row.config.at("schedule") != 0 && target_ctas != 128) ||
+                                    (target_ctas == 0 && !four_plus_two);
       const auto [first, inserted] = fate_by_compiled_part.emplace(
-          tuner::to_json(compiled_part) + own_rules + (fill ? " fill" : "") +
-              (launch_time_trim ? " trim" : ""),
-          row.fate);
+          tuner::to_json(compiled_part) + own_rules + (launch_time_trim ? " trim" : ""), row.fate);
       if (!inserted) CHECK(row.fate == first->second);
       compiled_parts.insert(tuner::to_json(compiled_part));
     }
-    // 5 TARGET_CTAS x 6 merge x 2 fill = 60 rows per compiled part.
-    CHECK(compiled_parts.size() * 60 == plan.rows.size());
+    // 5 TARGET_CTAS x 6 merge = 30 rows per compiled part.
+    CHECK(compiled_parts.size() * 30 == plan.rows.size());
     CHECK(plan.compile_keys == static_cast<int>(compiled_keys.size()));
     CHECK(plan.compiles_done == plan.compile_keys);  // cold cache
     CHECK(plan.pruned_before_compile() ==
@@ -250,7 +244,7 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
     REQUIRE(run.exit_code == 0);
     const nlohmann::json rows = nlohmann::json::parse(run.out);
     REQUIRE(rows.is_array());
-    CHECK(rows.size() == 3149280 / 3 + 2);  // BLOCK_H 16's members, then 32 and 64 once each
+    CHECK(rows.size() == 1574640 / 3 + 2);  // BLOCK_H 16's members, then 32 and 64 once each
     long long members = 0;
     for (const nlohmann::json& row : rows) {
       for (const char* key : {"family", "params", "fate", "reason", "est_smem_bytes", "est_regs",
@@ -259,13 +253,12 @@ TEST_CASE("plan: 64 heads / TP 4 on sm_120, cold and warm cache, audit") {
         CHECK_MESSAGE(row.contains(key), key);
       }
       members += row["members"].get<long long>();
-      // block_t … ctas_per_sm, target_ctas, merge, schedule, fill; a narrowed value names itself
-      // only.
-      CHECK(row["params"].size() == (row["members"] == 1 ? 12u : 1u));
+      // block_t … ctas_per_sm, target_ctas, merge, schedule; a narrowed value names itself only.
+      CHECK(row["params"].size() == (row["members"] == 1 ? 11u : 1u));
       if (row["fate"] == "pruned_shape") CHECK(row["est_smem_bytes"].is_null());
       if (row["fate"] == "survivor") CHECK(row["cached"] == true);
     }
-    CHECK(members == 3149280);
+    CHECK(members == 1574640);
     CHECK(contains(run.err, "compiled now: 0,"));
     CHECK(contains(run.err, "survivor " + std::to_string(plan.count(Fate::survivor))));
   }
@@ -292,8 +285,8 @@ TEST_CASE("plan: the audit finds no false prunes on sm_90") {
   tuner::PlanRequest request = default_request("sm_90");
   request.audit = true;
   const PlanResult audit = tuner::plan(request, cache);
-  CHECK(audit.members() == 3149280);        // the cross product above
-  CHECK(audit.rows.size() == 3149280 / 3);  // BLOCK_H 16; 32 and 64 ruled out by the shape
+  CHECK(audit.members() == 1574640);        // the cross product above
+  CHECK(audit.rows.size() == 1574640 / 3);  // BLOCK_H 16; 32 and 64 ruled out by the shape
   CHECK(audit.false_prunes == 0);
   CHECK(audit.count(Fate::survivor) > 0);
   // sm_90's 227 KB opt-in keeps the 64-token pipelined tiles that sm_120 prunes.

@@ -18,8 +18,7 @@ using tuner::smla_family::KernelConfig;
 
 // BLOCK_T 64, 8 consumer + 2 producer warps, 2 stages, f16 in registers: the sweep keeps merge 0
 // and 1 here and trims merges 2 and 4 and TARGET_CTAS 0 (swept with 4 consumer warps only), 3 and
-// 5 (measured to lose on every structure), and fill 1 (swept at TARGET_CTAS 0 only); fill 1 with
-// merges 2, 3 and 5 cannot run (a shape rule, whatever keep_trimmed says).
+// 5 (measured to lose on every structure).
 constexpr KernelConfig kKernel{
     .block_t = 64, .num_warps = 8, .num_stages = 2, .mma_path = 1, .producers = 2};
 
@@ -43,21 +42,12 @@ TEST_CASE("plan: measured trims are pruned_shape with their reason, and keep_tri
   for (const bool keep_trimmed : {false, true}) {
     CAPTURE(keep_trimmed);
     const tuner::PlanResult result = plan(keep_trimmed, cache);
-    REQUIRE(result.rows.size() == 60);  // 5 TARGET_CTAS x 6 merge x 2 fill
+    REQUIRE(result.rows.size() == 30);  // 5 TARGET_CTAS x 6 merge
     for (const tuner::PlanRow& row : result.rows) {
       CAPTURE(tuner::describe(row.config));
-      const int merge = row.config.at("merge");
-      const bool fill = row.config.at("fill") == 1;
-      if (fill && (merge == 2 || merge == 3 || merge == 5)) {  // a shape rule: trimmed or not
-        CHECK(row.fate == tuner::Fate::pruned_shape);
-        CHECK(row.reason.rfind("merge " + std::to_string(merge) + " counts a row's splits", 0) ==
-              0);
-      } else if (row.config.at("target_ctas") == 0 && !keep_trimmed) {  // 4 + 2 warps only
+      if (row.config.at("target_ctas") == 0 && !keep_trimmed) {  // swept on 4 + 2 warps only
         CHECK(row.fate == tuner::Fate::pruned_shape);
         CHECK(row.reason.rfind("left out for sweep time: TARGET_CTAS 0 (one wave)", 0) == 0);
-      } else if (fill && !keep_trimmed) {  // swept at TARGET_CTAS 0 only
-        CHECK(row.fate == tuner::Fate::pruned_shape);
-        CHECK(row.reason.rfind("left out for sweep time: fill 1", 0) == 0);
       } else if (row.config.at("merge") == 2 && !keep_trimmed) {
         CHECK(row.fate == tuner::Fate::pruned_shape);
         CHECK(row.reason.rfind("measured to lose: the cluster merge (merge 2)", 0) == 0);

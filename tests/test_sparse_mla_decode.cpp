@@ -59,11 +59,11 @@ TEST_CASE("bad shapes are refused with a message naming the field") {
 TEST_CASE("the space is the full cross product and the default is the seeds' baseline") {
   const auto configs = cross_product(parameter_space());
   // BLOCK_T 3 x BLOCK_H 3 x warps 3 x stages 6 x mma_path 3 x producers 4 x kv_unpack 3 x
-  // ctas_per_sm 3 x TARGET_CTAS 5 x merge 6 x schedule 3 x fill 2.
-  CHECK(configs.size() == 3 * 3 * 3 * 6 * 3 * 4 * 3 * 3 * 5 * 6 * 3 * 2);
+  // ctas_per_sm 3 x TARGET_CTAS 5 x merge 6 x schedule 3.
+  CHECK(configs.size() == 3 * 3 * 3 * 6 * 3 * 4 * 3 * 3 * 5 * 6 * 3);
   std::set<std::string> compile_keys;
   for (const Config& config : configs) compile_keys.insert(compile_key(config, parameter_space()));
-  // TARGET_CTAS, merge and fill are launch-time: they share one compile; schedule is compiled in.
+  // TARGET_CTAS and merge are launch-time: they share one compile; schedule is compiled in.
   CHECK(compile_keys.size() == 3 * 3 * 3 * 6 * 3 * 4 * 3 * 3 * 3);
   const KernelConfig baseline = default_config();
   CHECK(baseline == KernelConfig{.block_t = 16,
@@ -75,8 +75,8 @@ TEST_CASE("the space is the full cross product and the default is the seeds' bas
                                  .target_ctas = 512});
   CHECK(from_config(config_from_json(to_json(to_config(baseline)))) == baseline);
   CHECK(to_json(to_config(baseline)) ==
-        R"({"block_h":16,"block_t":16,"ctas_per_sm":1,"fill":0,"kv_unpack":0,"merge":0,)"
-        R"("mma_path":0,"num_stages":2,"num_warps":4,"producers":0,"schedule":0,)"
+        R"({"block_h":16,"block_t":16,"ctas_per_sm":1,"kv_unpack":0,"merge":0,"mma_path":0,)"
+        R"("num_stages":2,"num_warps":4,"producers":0,"schedule":0,)"
         R"("target_ctas":512})");
   // Rows stored before mma_path/producers/kv_unpack existed read as the kernel they measured.
   CHECK(from_config(config_from_json(

@@ -37,10 +37,9 @@ void check_serving_is_tuners(const KernelConfig& config, KvFormat kv, int batch,
   recorded = test::serving_launches(config, kv, batch, shape.n_local_heads(), clusters);
   const LaunchGeometry geometry = launch_geometry(config, shape, clusters);
   const DecodeDims dims{batch, shape.n_local_heads(), shape.topk};
-  const SplitPlan plan = split_plan(dims,
-                                    {config.block_t, config.block_h, config.target_ctas,
-                                     config.merge, config.schedule, config.fill},
-                                    clusters);
+  const SplitPlan plan = split_plan(
+      dims, {config.block_t, config.block_h, config.target_ctas, config.merge, config.schedule},
+      clusters);
   // merge 3: the ticket reset first, the split its programmatic dependent.
   const bool last_cta = plan.merges_last_cta();
   REQUIRE(recorded.size() == (geometry.runs_combine() || last_cta ? 2u : 1u));

@@ -60,30 +60,6 @@ smla::Balance division_of(const SplitPlan& plan) {
   return smla::tail_balance(plan.tail_rows, plan.tiles_per_row, plan.balanced_ctas);
 }
 
-// fill 1: the splits of the uniform plan (lo a row) for the first rows, the next larger split count
-// (hi) for as many of the last rows as TARGET_CTAS holds, so that the grid fills it: at 69 rows
-// of 32 tiles and 264 resident CTAs, 12 rows of 3 splits (11 tiles each) and 57 of 4 (8 tiles)
-// instead of 207 CTAs of 11, whose busiest SMs ran 22 tiles where now 19. The longer splits come
-// first in the grid's order, so the block scheduler places them first, one an SM.
-void fill_target(SplitPlan& plan, int rows, int target_ctas, int most_splits, int block_t) {
-  const int tiles = plan.tiles_per_row;
-  const int lo = plan.num_splits;
-  int hi = lo;
-  int hi_tiles = 0;
-  for (int requested = lo + 1; hi == lo && requested <= most_splits; ++requested) {
-    hi_tiles = ceil_div(tiles, requested);
-    hi = ceil_div(tiles, hi_tiles);
-  }
-  const long long spare = static_cast<long long>(target_ctas) - static_cast<long long>(rows) * lo;
-  if (hi == lo || spare < hi - lo) return;
-  const int long_rows = static_cast<int>(std::min<long long>(rows, spare / (hi - lo)));
-  plan.short_rows = rows - long_rows;
-  plan.short_splits = plan.short_rows > 0 ? lo : 0;
-  plan.short_tokens_per_split = plan.short_rows > 0 ? plan.tokens_per_split : 0;
-  plan.num_splits = hi;
-  plan.tokens_per_split = hi_tiles * block_t;
-}
-
 }  // namespace
 
 int max_parts_by_cta_starts(const smla::Balance& balance) {
@@ -167,9 +143,6 @@ SplitPlan split_plan(const DecodeDims& dims, const GeometryParams& params,
     one_split_fewer();
   }
   plan.tokens_per_split = tiles_per_split * params.block_t;
-  if (params.fill != 0 && !plan.cluster && !plan.last_cta && !plan.row_slices) {
-    fill_target(plan, rows, target_ctas, most_splits, params.block_t);
-  }
   return plan;
 }
 
@@ -184,12 +157,6 @@ bool combine_whole_row(const SplitPlan& plan) { return plan.num_splits <= smla::
 
 std::array<unsigned, 3> split_grid(const DecodeDims& dims, const SplitPlan& plan) {
   if (plan.balanced_ctas > 0) return {static_cast<unsigned>(plan.balanced_ctas), 1u, 1u};
-  if (plan.short_rows > 0) {  // fill 1: every row's splits in one dimension, the short rows first
-    const int rows = dims.batch * plan.head_groups;
-    return {static_cast<unsigned>(plan.short_rows * plan.short_splits +
-                                  (rows - plan.short_rows) * plan.num_splits),
-            1u, 1u};
-  }
   return {static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(plan.head_groups),
           static_cast<unsigned>(dims.batch)};
 }
@@ -229,17 +196,10 @@ smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dim
       plan.merges_last_cta() ? device_pointer<unsigned>(buffers.row_tickets) : nullptr;
   split.row_arrivals =
       plan.merges_row_slices() ? device_pointer<unsigned>(buffers.row_tickets) : nullptr;
-  // Each schedule's member of the unions (params.h).
+  split.whole_rows = plan.whole_rows;
   const smla::Balance division = division_of(plan);
-  if (plan.balanced_ctas > 0) {
-    split.whole_rows = plan.whole_rows;
-    split.ctas_multiplier = division.by_ctas.multiplier;
-    split.row_multiplier = division.by_row.multiplier;
-  } else {
-    split.short_rows = plan.short_rows;
-    split.short_tokens_per_split = plan.short_tokens_per_split;
-    split.short_splits = plan.short_splits;
-  }
+  split.ctas_multiplier = division.by_ctas.multiplier;
+  split.row_multiplier = division.by_row.multiplier;
   split.head_group_multiplier = smla::fast_divisor(plan.head_groups).multiplier;
   return split;
 }
@@ -260,13 +220,8 @@ smla::CombineParams pack_combine(const DecodeBuffers& buffers, const DecodeDims&
   combine.tiles_per_row = plan.tiles_per_row;
   combine.bf16_partials = plan.bf16_partials ? 1 : 0;
   combine.head_groups = plan.head_groups;
-  if (plan.balanced_ctas > 0) {
-    combine.whole_rows = plan.whole_rows;
-    combine.tail_rows = plan.tail_rows;
-  } else {
-    combine.short_splits = plan.short_splits;
-    combine.short_rows = plan.short_rows;
-  }
+  combine.whole_rows = plan.whole_rows;
+  combine.tail_rows = plan.tail_rows;
   const smla::Balance division = division_of(plan);
   combine.ctas_multiplier = division.by_ctas.multiplier;
   combine.row_multiplier = division.by_row.multiplier;

@@ -35,10 +35,6 @@ struct GeometryParams {
   int target_ctas = 512;  // kTargetOneWave: capacity.at(1)
   int merge = 0;  // smla::Merge (layout.h); the cluster merge caps the splits at a cluster's size
   int schedule = 0;  // smla::Schedule (schedule.h)
-  // Per-row splits only: 1 gives the rows two split counts that fill TARGET_CTAS (SplitPlan's
-  // short_rows); 0 one count, rounded down. Not with merges 2, 3 and 5 (they count a row's splits
-  // as num_splits): ignored there.
-  int fill = 0;
 };
 
 // head_groups = ceil(local_heads / BLOCK_H); requested = clamp(floor(TARGET_CTAS / (batch x
@@ -63,13 +59,6 @@ struct SplitPlan {
   // balanced). 0 and 0 with per-row splits.
   int whole_rows = 0;
   int tail_rows = 0;
-  // fill 1: the first short_rows rows take short_splits splits of short_tokens_per_split tokens
-  // (the uniform plan's), the others num_splits of tokens_per_split, as many as TARGET_CTAS holds.
-  // The grid is then one dimension, the short rows' splits first (pipelined_work.cuh's
-  // split_cta). 0, 0, 0 when every row takes num_splits.
-  int short_rows = 0;
-  int short_splits = 0;
-  int short_tokens_per_split = 0;
   // merge 3: the CTA that finishes a row last merges it (per-row splits only, last_cta_merge.cuh).
   bool last_cta = false;
   // merge 5: the splits of a row wait for each other and merge a slice each (row_slice_merge.cuh;
@@ -131,8 +120,7 @@ struct DecodeBuffers {
   std::uint64_t row_tickets = 0;  // merges 3 and 5: the row counters, [batch][head_groups] u32
 };
 
-// The split grid (x, y, z): (num_splits, head_groups, batch), or (balanced_ctas, 1, 1), or under
-// fill 1 (every row's splits, 1, 1).
+// The split grid (x, y, z): (num_splits, head_groups, batch), or (balanced_ctas, 1, 1).
 std::array<unsigned, 3> split_grid(const DecodeDims& dims, const SplitPlan& plan);
 
 smla::SplitParams pack_split(const DecodeBuffers& buffers, const DecodeDims& dims,

@@ -134,7 +134,6 @@ std::vector<FrozenLaunch> frozen_launches(const Config& config,
   const KernelConfig kernel = from_config(config);
   const std::string params = "{\"block_h\":" + std::to_string(kernel.block_h) +
                              ",\"block_t\":" + std::to_string(kernel.block_t) +
-                             ",\"fill\":" + std::to_string(kernel.fill) +
                              ",\"merge\":" + std::to_string(kernel.merge) +
                              ",\"schedule\":" + std::to_string(kernel.schedule) +
                              ",\"target_ctas\":" + std::to_string(kernel.target_ctas) + "}";

@@ -15,11 +15,9 @@ LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape,
   LaunchGeometry geometry;
   // The split count is deploy.hpp's (the serving launcher runs the same function).
   const DecodeDims dims{shape.batch, shape.n_local_heads(), shape.topk};
-  const SplitPlan& plan = geometry.plan =
-      split_plan(dims,
-                 {config.block_t, config.block_h, config.target_ctas, config.merge, config.schedule,
-                  config.fill},
-                 clusters);
+  const SplitPlan& plan = geometry.plan = split_plan(
+      dims, {config.block_t, config.block_h, config.target_ctas, config.merge, config.schedule},
+      clusters);
   const std::array<unsigned, 3> split = split_grid(dims, plan);
   std::copy(split.begin(), split.end(), geometry.split_grid);
   const StaticBudget budget = static_budget(config, shape.kv_format);
@@ -30,15 +28,6 @@ LaunchGeometry launch_geometry(const KernelConfig& config, const Shape& shape,
   geometry.combine_threads = kCombineThreads;
   return geometry;
 }
-
-namespace {
-// fill 1's rows of fewer splits (deploy.hpp), where the plan has any.
-std::string short_rows_facts(const SplitPlan& plan) {
-  if (plan.short_rows == 0) return {};
-  return " short_rows=" + std::to_string(plan.short_rows) + "x" +
-         std::to_string(plan.short_splits) + "x" + std::to_string(plan.short_tokens_per_split);
-}
-}  // namespace
 
 std::string launch_facts_text(const KernelConfig& config, const Shape& shape) {
   const LaunchGeometry geometry = launch_geometry(config, shape, kCapacityUnknown);
@@ -67,15 +56,13 @@ std::string launch_facts_text(const KernelConfig& config, const Shape& shape) {
     return "split grid=per-row splits over one wave of resident CTAs block=" +
            std::to_string(geometry.split_threads) +
            " smem=" + std::to_string(geometry.split_smem_bytes) +
-           " merge=" + std::to_string(config.merge) + " fill=" + std::to_string(config.fill) +
-           combine_facts;
+           " merge=" + std::to_string(config.merge) + combine_facts;
   }
   std::string text = "split grid=" + grid(geometry.split_grid) +
                      " block=" + std::to_string(geometry.split_threads) +
                      " smem=" + std::to_string(geometry.split_smem_bytes) +
                      " cluster_x=" + std::to_string(geometry.plan.cluster_x()) +
                      " tokens/split=" + std::to_string(geometry.plan.tokens_per_split) +
-                     short_rows_facts(geometry.plan) +
                      " cluster_merge=" + (geometry.plan.merges_in_cluster() ? "1" : "0");
   if (geometry.plan.takes_tickets()) {
     const std::array<unsigned, 3> reset =

@@ -25,7 +25,6 @@ constexpr int kBlockH = 1;
 constexpr int kTargetCtas = 2;
 constexpr int kMerge = 3;
 constexpr int kSchedule = 4;
-constexpr int kFill = 5;
 
 constexpr int kMaxGridY = 65535;  // grid.y and grid.z limits of cuLaunchKernel
 
@@ -59,7 +58,7 @@ Planned plan_launch(const BoundConfig& config, std::string_view shape_text, int 
       planned.dims,
       {static_cast<int>(config.values[kBlockT]), static_cast<int>(config.values[kBlockH]),
        static_cast<int>(config.values[kTargetCtas]), static_cast<int>(config.values[kMerge]),
-       static_cast<int>(config.values[kSchedule]), static_cast<int>(config.values[kFill])},
+       static_cast<int>(config.values[kSchedule])},
       config.kernels[fp8 ? kSplitFp8 : kSplitBf16].clusters);
   return planned;
 }
@@ -84,8 +83,6 @@ BoundConfig bind(const KernelByRole& kernel, const ValueByName& value) {
   bound.values[kMerge] = merge.value_or(smla::kMergeCombine);
   // DBs frozen before `schedule` ran per-row splits (the cubin's kernel name says which it is).
   bound.values[kSchedule] = value("schedule").value_or(smla::kScheduleSplits);
-  // DBs frozen before `fill` gave every row one split count.
-  bound.values[kFill] = value("fill").value_or(0);
   return bound;
 }
 

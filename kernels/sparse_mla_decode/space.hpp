@@ -26,23 +26,22 @@ struct KernelConfig {
                   // the last CTA of a row (3), merge 1 over bf16 partials (4)
   int schedule =
       0;  // smla::Schedule (schedule.h): per-row splits (0), balanced tiles (1), whole rows (2)
-  int fill = 0;  // launch-only, schedule 0: rows of two split counts filling TARGET_CTAS (1)
   bool operator==(const KernelConfig& other) const = default;
 };
 
 // BLOCK_T {16,32,64}, BLOCK_H {16,32,64}, NUM_WARPS {2,4,8}, NUM_STAGES {1,2,3,4,6,8},
 // MMA_PATH {0,1,2}, PRODUCERS {0,1,2}, KV_UNPACK {0,1,2}, CTAS_PER_SM {1,2,3},
 // TARGET_CTAS {0 (one wave of resident CTAs),128,256,512,1024} and MERGE {0-5} (launch-only),
-// SCHEDULE {0,1,2}, FILL {0,1} (launch-only).
+// SCHEDULE {0,1,2}.
 const std::vector<Parameter>& parameter_space();
 
 // The seeds' baseline: BLOCK_T 16, BLOCK_H 16, 4 warps, 2 stages, mma_path 0 (dequantize through
 // shared memory), no producer warps, TARGET_CTAS 512.
 KernelConfig default_config();
 
-// Configs stored before mma_path/producers/kv_unpack/ctas_per_sm/schedule/fill existed read as
-// 0/0/0/1/0/0: the kernel and launch they measured; one stored with `pdl` (before `merge` replaced
-// it) reads merge = pdl.
+// Configs stored before mma_path/producers/kv_unpack/ctas_per_sm/schedule existed read as
+// 0/0/0/1/0: the kernel they measured; one stored with `pdl` (before `merge` replaced it) reads
+// merge = pdl.
 KernelConfig from_config(const Config& config);
 Config to_config(const KernelConfig& config);
 

@@ -29,13 +29,12 @@ namespace smla_combine {
 
 constexpr int kInFlight = smla::kCombineInFlight;
 
-// How many of the row's partial slots hold parts: with per-row splits num_splits, or short_splits
-// in the first short_rows rows (params.h); under the tile-dividing schedules the CTAs that ran the
-// row's tiles (1: the split kernel wrote the row out, as it does every row from tail_rows on).
+// How many of the row's partial slots hold parts: every slot with per-row splits; under the
+// tile-dividing schedules the CTAs that ran the row's tiles (1: the split kernel wrote the row
+// out, as it does every row from tail_rows on).
 __device__ __forceinline__ int parts_of_row(const smla::CombineParams& p) {
-  if (p.balanced_ctas == 0 && p.short_rows == 0) return p.num_splits;
+  if (p.balanced_ctas == 0) return p.num_splits;
   const long long row = static_cast<long long>(blockIdx.y) * p.head_groups + blockIdx.x / p.block_h;
-  if (p.balanced_ctas == 0) return row < p.short_rows ? p.short_splits : p.num_splits;
   if (row >= p.tail_rows) return 1;
   return smla::row_parts(smla::tail_division(p.tail_rows, p.tiles_per_row, p.balanced_ctas,
                                              p.ctas_multiplier, p.row_multiplier),

@@ -34,29 +34,16 @@ struct SplitParams {
   // merge 5 (row_slice_merge.cuh): the same counters, where every split of a row waits for the
   // row's others and merges a slice; null otherwise (row_tickets is then null).
   unsigned* row_arrivals;
-  // Each union holds one schedule's field (the block stays at 128 bytes: schedule.h's
-  // divisor_shift). Per-row splits (schedule 0) of two sizes (fill 1, deploy.hpp's split_plan):
-  // the first short_rows rows take fewer splits of short_tokens_per_split tokens each, the others
-  // num_splits of tokens_per_split, on a grid of one dimension that lists the short rows' splits
-  // first (pipelined_work.cuh's split_cta); all 0 and unused when every row takes num_splits.
-  union {
-    // schedule.h's kScheduleWholeRows: the whole rows each CTA owns (W); 0 under the balanced
-    // schedule. The rows divided by tiles before them are derived below.
-    int whole_rows;
-    int short_rows;  // schedule 0
-  };
+  // schedule.h's kScheduleWholeRows: the whole rows each CTA owns (W); 0 under the balanced
+  // schedule and under per-row splits. The rows divided by tiles before them are derived below.
+  int whole_rows;
   // The tile-dividing schedules' divisors (schedule.h's fast_divisor multipliers, made by the
   // host): of the division's CTAs min(tail_rows x tiles_per_row, balanced_ctas), of tiles_per_row
   // and of head_groups. The kernels rebuild the division with tail_division; tail_rows =
-  // batch x head_groups - whole_rows x balanced_ctas. (In place of a tail_rows field.)
-  union {
-    unsigned ctas_multiplier;
-    int short_tokens_per_split;  // schedule 0: a multiple of BLOCK_T
-  };
-  union {
-    unsigned row_multiplier;
-    int short_splits;  // schedule 0
-  };
+  // batch x head_groups - whole_rows x balanced_ctas. (In place of a tail_rows field: the block
+  // stays at 128 bytes, see schedule.h's divisor_shift.)
+  unsigned ctas_multiplier;
+  unsigned row_multiplier;
   unsigned head_group_multiplier;
 };
 
@@ -86,16 +73,9 @@ struct CombineParams {
   int bf16_partials;  // 1: partial_out holds bf16 values (layout.h's kMergeCombineBf16)
   int head_groups;    // ceil(n_local_heads / block_h)
   // As SplitParams': under kScheduleWholeRows the rows from tail_rows on were written out whole by
-  // the split kernel; the balanced division covers rows below it. Under per-row splits of two
-  // sizes the first short_rows rows hold short_splits parts each (the others num_splits).
-  union {
-    int whole_rows;
-    int short_splits;
-  };
-  union {
-    int tail_rows;
-    int short_rows;
-  };
+  // the split kernel; the balanced division covers rows below it.
+  int whole_rows;
+  int tail_rows;
   unsigned ctas_multiplier;  // as SplitParams'
   unsigned row_multiplier;
 };

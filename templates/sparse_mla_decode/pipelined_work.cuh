@@ -53,44 +53,16 @@ __device__ __forceinline__ smla::CtaTiles cta_tiles(const WorkRange& range) {
   return {range.first_tile, range.end_tile - range.first_tile, range.jump_tile, range.jump};
 }
 
-// Per-row splits: this CTA's row, its batch item and head group, its split and the split's tokens.
-// The grid is (splits, head groups, batch), or under fill 1 (short_rows > 0, params.h) one
-// dimension: the short rows' short_splits CTAs each, then the other rows' num_splits each, so no
-// CTA of it is idle and the longer splits are dispatched first.
-struct SplitCta {
-  int row;
-  int batch_item;
-  int head_group;
-  int split;
-  int tokens_per_split;
-};
-__device__ __forceinline__ SplitCta split_cta(const smla::SplitParams& p) {
-  if (p.short_rows == 0) {
-    return {static_cast<int>(blockIdx.z) * p.head_groups + static_cast<int>(blockIdx.y),
-            static_cast<int>(blockIdx.z), static_cast<int>(blockIdx.y),
-            static_cast<int>(blockIdx.x), p.tokens_per_split};
-  }
-  const int cta = static_cast<int>(blockIdx.x);
-  const int short_ctas = p.short_rows * p.short_splits;
-  const bool in_short = cta < short_ctas;
-  const int splits = in_short ? p.short_splits : p.num_splits;
-  const int index = in_short ? cta : cta - short_ctas;
-  const int row = index / splits + (in_short ? 0 : p.short_rows);
-  const int batch_item = batch_item_of(p, row);
-  return {row, batch_item, row - batch_item * p.head_groups, index - index / splits * splits,
-          in_short ? p.short_tokens_per_split : p.tokens_per_split};
-}
-
 // Per-row splits: this CTA's split of its row.
 template <int BLOCK_T>
 __device__ __forceinline__ WorkRange splits_range(const smla::SplitParams& p) {
-  const SplitCta cta = split_cta(p);
-  const int tiles_per_split = cta.tokens_per_split / BLOCK_T;
-  const int first = cta.row * p.tiles_per_row + cta.split * tiles_per_split;
+  const int row = static_cast<int>(blockIdx.z) * p.head_groups + static_cast<int>(blockIdx.y);
+  const int tiles_per_split = p.tokens_per_split / BLOCK_T;
+  const int first = row * p.tiles_per_row + static_cast<int>(blockIdx.x) * tiles_per_split;
   return {first,
-          min(first + tiles_per_split, (cta.row + 1) * p.tiles_per_row),
-          p.indices + static_cast<long long>(cta.batch_item) * p.topk,
-          cta.split * cta.tokens_per_split,
+          min(first + tiles_per_split, (row + 1) * p.tiles_per_row),
+          p.indices + static_cast<long long>(blockIdx.z) * p.topk,
+          static_cast<int>(blockIdx.x) * p.tokens_per_split,
           0,
           0};
 }
@@ -192,10 +164,8 @@ template <int BLOCK_H, int SCHEDULE>
 __device__ __forceinline__ RowWork row_work(const smla::SplitParams& p, const WorkRange& range,
                                             int tile) {
   if constexpr (SCHEDULE == smla::kScheduleSplits) {
-    // One split a row: this CTA holds all its tiles (a short row's may where others' do not).
-    const SplitCta cta = split_cta(p);
-    return {cta.batch_item, cta.head_group * BLOCK_H, cta.split,
-            range.end_tile - range.first_tile == p.tiles_per_row};
+    return {static_cast<int>(blockIdx.z), static_cast<int>(blockIdx.y) * BLOCK_H,
+            static_cast<int>(blockIdx.x), p.num_splits == 1};
   } else {
     return divided_row_work<BLOCK_H, SCHEDULE>(p, range, tile);
   }

@@ -1,11 +1,12 @@
 #pragma once
 // Split-K sparse MLA decode, pipelined structure (mma_path 1: f16/bf16 MMA on fragments converted
 // in registers; mma_path 2: e4m3 MMA). One CTA per (split, head group, batch item) as in split.cuh,
-// or a range of tiles that may cross rows (pipelined_work.cuh); NUM_WARPS consumer warps compute,
-// PRODUCERS extra warps (0, 1, 2, 4) gather KV rows into a NUM_STAGES-deep ring with one bulk copy
-// per row and hand stages over through mbarriers (full / empty per stage), so consumers never wait
-// on a block-wide barrier in the token loop: one consumer-only barrier per tile publishes the
-// scores. Without producer warps the consumers issue 16-byte cp.async copies (two barriers a tile).
+// or under the balanced schedule a range of tiles that may cross rows (pipelined_work.cuh);
+// NUM_WARPS consumer warps compute, PRODUCERS extra warps (0, 1, 2) gather KV rows into a
+// NUM_STAGES-deep ring with one bulk copy per row and hand stages over through mbarriers (full /
+// empty per stage), so consumers never wait on a block-wide barrier in the token loop: one
+// consumer-only barrier per tile publishes the scores. Without producer warps the consumers issue
+// 16-byte cp.async copies themselves (two block barriers per tile).
 #include "sparse_mla_decode/cluster_merge.cuh"
 #include "sparse_mla_decode/last_cta_merge.cuh"
 #include "sparse_mla_decode/pipelined_output.cuh"

@@ -24,15 +24,13 @@ namespace tuner::test {
 
 using namespace tuner::smla_family;
 
-// Every compile key of the family's space (TARGET_CTAS, merge and fill are launch-only; run_shape
-// sets them per launch) that this shape allows and the device's shared memory holds.
+// Every compile key of the family's space (TARGET_CTAS and merge are launch-only; run_shape sets
+// both per launch) that this shape allows and the device's shared memory holds.
 inline std::vector<KernelConfig> compile_keys_for(const Shape& shape, int smem_optin) {
   std::vector<KernelConfig> keys;
   for (const Config& config : cross_product(parameter_space())) {
     const KernelConfig typed = from_config(config);
-    if (typed.target_ctas != default_config().target_ctas || typed.merge != 0 || typed.fill != 0) {
-      continue;
-    }
+    if (typed.target_ctas != default_config().target_ctas || typed.merge != 0) continue;
     // A launch bound of 2-3 CTAs per SM changes only the register allocation of the same source:
     // checked at 2 stages (the measured ones), not tripling the matrix.
     if (typed.ctas_per_sm != 1 && typed.num_stages != 2) continue;

@@ -44,21 +44,12 @@ inline constexpr int kTargets[] = {128, 1024};
 // (bf16 partials) on the pipelined kernels with one wave of the device's resident CTAs
 // (TARGET_CTAS 0: 4 splits at batch 64 on the H200, a row's tiles at batch 1), and merge 5 (the
 // row-slice merge) on the pipelined per-row-split kernels at 256 CTAs (1-8 splits a row, fewer
-// where the grid would not be one wave: launch it with the kernels' capacity), and on those
-// kernels fill 1 under merge 4 at TARGET_CTAS 0: rows of two split counts filling the device's
-// wave (at batch 64 of 16 heads on 264 resident CTAs, 56 rows of 4 splits and 8 of 5; with 64
-// heads at batch 7, 28 rows: 15 of 8 splits, 13 of 11, past the whole-row combine's 8).
+// where the grid would not be one wave: launch it with the kernels' capacity).
 inline int launch_variants(const KernelConfig& key) {
   if (key.mma_path == 0) return 2;
-  return key.schedule == smla::kScheduleSplits ? 7 : 4;
+  return key.schedule == smla::kScheduleSplits ? 6 : 4;
 }
 inline KernelConfig launch_variant(KernelConfig key, int variant) {
-  if (variant == 6) {
-    key.merge = smla::kMergeCombineBf16;
-    key.target_ctas = kTargetOneWave;
-    key.fill = 1;
-    return key;
-  }
   // The tile-dividing schedules' fourth variant is merge 4 (they take no merge 3).
   key.merge = smla::divides_tiles(key.schedule) && variant == 3 ? smla::kMergeCombineBf16 : variant;
   key.target_ctas = key.merge == smla::kMergeCombine       ? kTargets[0]
