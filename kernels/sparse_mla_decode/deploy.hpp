@@ -41,9 +41,9 @@ struct GeometryParams {
 // head_groups)), 1, tiles) (TARGET_CTAS kTargetOneWave: the resident CTAs, capacity.at(1)) with
 // tiles = ceil(topk / BLOCK_T), and at most smla::kMaxClusterSplits
 // with the cluster merge; each split owns ceil(tiles / requested) whole tiles, and splits that
-// would own none are not launched (an idle CTA is not free: a grid holding one for each of 44 of
-// 60 rows, returning at once, ran 26 % slower on an H100; BENCHMARKS.md section 7, forty-fourth
-// session).
+// would own none are not launched (an idle CTA is not free: on an H100 at batch 60, plans whose
+// grids held idle CTAs returning at once ran 26 % slower than the uniform plan, the same plans
+// without them 1 %; BENCHMARKS.md section 7, forty-fourth session).
 struct SplitPlan {
   int head_groups = 0;
   int requested_splits = 0;
