@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the CPU machine: compiles the GPU correctness matrix's cubins for the H200 (sm_90, its opt-in
 # shared memory a block from core's arch table) into .devcarry/matrix_cubins.tar.xz, which the
-# device call's `scripts/h200_s15.sh matrix` unpacks into the cubin cache that
+# device call's `scripts/device_calls/h200_s15.sh matrix` unpacks into the cubin cache that
 # gpu_sparse_mla_decode reads (TUNER_GPU_CUBIN_CACHE): the call then loads each part's cubins
 # instead of compiling them (the fp8 32-head part compiled for over 150 s of a call). Keys that
 # the device's NVRTC or shared memory make different are compiled there as before (the matrix

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the CPU machine: builds the `tuner` of an earlier commit into .devcarry/bin/tuner_old, for the
-# device calls that time an old build against the current one in one run (scripts/h200_s9.sh a,
+# device calls that time an old build against the current one in one run (scripts/device_calls/h200_s9.sh a,
 # built from 19fc929, the seventh session's tuner). The templates are embedded, so the binary
 # needs nothing from its source tree. The worktree and its build are temporary.
 # NAME (default old) names the binary .devcarry/bin/tuner_NAME (bench_ab.sh's AB_BUILDS).

@@ -48,7 +48,7 @@ default_sweep_report() {
   local logs=$1 session=$2
   export WORK=/tmp/${session}_sweep
   mkdir -p "$WORK"
-  bash scripts/h200_issue12_s4.sh build main >"$logs/main.txt" 2>&1
+  bash scripts/device_calls/h200_issue12_s4.sh build main >"$logs/main.txt" 2>&1
   cp "$WORK"/cold.log "$WORK"/warm.log "$logs/" 2>/dev/null
   build/tuner/tuner report --db "$WORK/tuned.db" --out "$logs/reference-sweep" \
     >"$logs/report.log" 2>&1

@@ -1,4 +1,4 @@
-# Sourced by scripts/h200_issue12_s3.sh and _s4.sh (issue 12 on the H200): the device set-up, a
+# Sourced by scripts/device_calls/h200_issue12_s3.sh and _s4.sh (issue 12 on the H200): the device set-up, a
 # timed `tuner sweep` and the cold/warm default sweep. Expects build, work, out, here set by the
 # caller; sets tuner, db, cache, TUNEDB_LIBRARY, failed and table.
 mkdir -p "$work" "$out"

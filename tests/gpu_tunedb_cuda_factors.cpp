@@ -1,9 +1,9 @@
 // The serving launcher and the tuner's own launch (launch_decode, what `tuner sweep` and `tuner
 // bench` time) side by side on a GPU (issue 13): from the same frozen cubin and inputs they write
-// the same bits; and, on a swept DB (TUNEDB_SERVE_DB, scripts/h200_issue13_s4.sh, run with
-// --no-skip), a diagnostic that times, in one process with one protocol, the launcher and the
-// tuner's launch with the partials in each layout, on the timing case's inputs and on inputs drawn
-// as the sweep draws them: which factor moves a launched winner's time off its DB median.
+// the same bits; and, on a swept DB (TUNEDB_SERVE_DB, scripts/device_calls/h200_issue13_s4.sh,
+// run with --no-skip), a diagnostic that times, in one process with one protocol, the launcher and
+// the tuner's launch with the partials in each layout, on the timing case's inputs and on inputs
+// drawn as the sweep draws them: which factor moves a launched winner's time off its DB median.
 #include <doctest/doctest.h>
 
 #include <cstdio>

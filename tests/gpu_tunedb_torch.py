@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The sparse MLA decode PyTorch op (kernels/sparse_mla_decode/python: tunedb_sparse_mla_decode.torch
-over the generic tunedb.torch) on a GPU (issue 13; run by scripts/h200_issue13*.sh, needs torch):
-the op against a torch fp32 reference written here from the fp8_ds_mla row format (512 e4m3 + 4
-fp32 scales + 64 bf16 rope), at batches 1..512 (tuned, bucketed, untuned bf16), eager and replayed
-from a torch.cuda.graph on new inputs; the generic tunedb.torch.launch with the fields by name;
-then the refusals. Usage: gpu_tunedb_torch.py FROZEN.db
+"""The sparse MLA decode PyTorch op (kernels/sparse_mla_decode/python:
+tunedb_sparse_mla_decode.torch over the generic tunedb.torch) on a GPU (issue 13; run by
+scripts/device_calls/h200_issue13*.sh, needs torch): the op against a torch fp32 reference written
+here from the fp8_ds_mla row format (512 e4m3 + 4 fp32 scales + 64 bf16 rope), at batches 1..512
+(tuned, bucketed, untuned bf16), eager and replayed from a torch.cuda.graph on new inputs; the
+generic tunedb.torch.launch with the fields by name; then the refusals. Usage: gpu_tunedb_torch.py
+FROZEN.db
 Exit 0 when everything passes, 1 otherwise (the failures are printed)."""
 
 import sys
