@@ -59,7 +59,6 @@ TEST_CASE("four producer warps are swept on 64-token tiles of 4 consumer warps, 
       for (int target_ctas : {128, 256, 512, 1024}) expected.emplace(mma_path, stages, target_ctas);
     }
   }
-  CHECK(expected.size() == 16);
   CHECK(swept == expected);
   // The rest is trimmed as measured or left out for sweep time, never silently.
   CHECK(trim_reasons == std::set<std::string>{"left out for sweep time", "measured to lose"});
