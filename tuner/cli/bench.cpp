@@ -211,14 +211,10 @@ int bench_batch(DeviceSession& session, const std::vector<Config>& candidates, i
   return failures;
 }
 
-}  // namespace
-
-int run_bench(const Args& args) {
-  ProblemOptions problem = problem_options_for(args);
-  std::string batches_text = "1,8,32,64,128";
-  BenchOptions bench;
-  po::options_description options("bench options");
-  add_problem_options(options, problem);
+// The options of `tuner bench` beyond the problem's: the batches as text (--batches), the rest
+// into `bench`.
+void add_bench_options(po::options_description& options, BenchOptions& bench,
+                       std::string& batches_text) {
   options.add_options()("batches", po::value(&batches_text)->default_value(batches_text),
                         "batch sizes")(
       "memory-gib", po::value(&bench.memory_gib)->default_value(bench.memory_gib),
@@ -255,6 +251,34 @@ int run_bench(const Args& args) {
       po::value(&bench.measure.launches_per_graph)->default_value(bench.measure.launches_per_graph),
       "launches per CUDA graph at least, each with its own inputs (with --l2 sets the family "
       "adds more where a replay would not read 4x the L2)");
+}
+
+// What the run times and how (printed once, before the table), and the table's header.
+void print_bench_header(std::size_t candidates, const Problem& parsed, const cuda::DeviceInfo& info,
+                        L2Mode l2_mode, const BenchOptions& bench) {
+  std::printf(
+      "%zu candidates; %s %s; L2 %.1f MiB kept out by %s; launches per graph: at least %d, each "
+      "its own inputs\n",
+      candidates, parsed.family->name.c_str(), parsed.shape.canonical().c_str(),
+      info.l2_cache_bytes / 1048576.0,
+      l2_mode == L2Mode::flush  ? "an untimed flush before every replay"
+      : l2_mode == L2Mode::sets ? ">= 4x L2 of distinct inputs per replay"
+                                : "nothing (--l2 none: L2-unsafe, for comparisons only)",
+      bench.measure.launches_per_graph);
+  std::printf("%6s %-62s %9s %9s %9s %9s %9s %6s %9s %7s %8s\n", "batch", "config", "median_us",
+              "p10_us", "p90_us", "launchp10", "launchp90", "graph", "MB_moved", "%copyBW",
+              "TFLOP/s");
+}
+
+}  // namespace
+
+int run_bench(const Args& args) {
+  ProblemOptions problem = problem_options_for(args);
+  std::string batches_text = "1,8,32,64,128";
+  BenchOptions bench;
+  po::options_description options("bench options");
+  add_problem_options(options, problem);
+  add_bench_options(options, bench, batches_text);
   if (!parse_or_help("bench", "[--family F] [shape options] [options]", options, args)) return 0;
   const Problem parsed = parse_problem(problem);
   bench.batches = parse_int_list(batches_text, "batches");
@@ -293,18 +317,7 @@ int run_bench(const Args& args) {
     l2_flush.emplace(info.l2_cache_bytes);
     bench.measure.before_replay = [&l2_flush](CUstream on) { l2_flush->enqueue(on); };
   }
-  std::printf(
-      "%zu candidates; %s %s; L2 %.1f MiB kept out by %s; launches per graph: at least %d, each "
-      "its own inputs\n",
-      candidates.size(), parsed.family->name.c_str(), parsed.shape.canonical().c_str(),
-      info.l2_cache_bytes / 1048576.0,
-      l2_mode == L2Mode::flush  ? "an untimed flush before every replay"
-      : l2_mode == L2Mode::sets ? ">= 4x L2 of distinct inputs per replay"
-                                : "nothing (--l2 none: L2-unsafe, for comparisons only)",
-      bench.measure.launches_per_graph);
-  std::printf("%6s %-62s %9s %9s %9s %9s %9s %6s %9s %7s %8s\n", "batch", "config", "median_us",
-              "p10_us", "p90_us", "launchp10", "launchp90", "graph", "MB_moved", "%copyBW",
-              "TFLOP/s");
+  print_bench_header(candidates.size(), parsed, info, l2_mode, bench);
   int failures = 0;
   for (int batch : bench.batches) {
     failures += bench_batch(session, candidates, batch, bench, copy_gbs, stream,

@@ -262,36 +262,69 @@ void print_summary(std::FILE* out, const PlanResult& result, double wall_s) {
   }
 }
 
+// `tuner plan`'s options beyond the problem's, as given.
+struct PlanCli {
+  std::string arch_name = "sm_120";
+  std::string format_name = "table";
+  std::string cache_dir;
+  bool cache_dir_given = false;
+  std::string jobs_text = "0";
+  bool audit = false;
+  bool allow_spills = false;
+  std::string db_path;
+  std::string shard_text = "1/1";
+};
+
+void add_plan_options(po::options_description& options, PlanCli& cli) {
+  options.add_options()("arch", po::value(&cli.arch_name)->default_value(cli.arch_name),
+                        ("target arch whose limits prune configs: " + known_arch_names()).c_str())(
+      "format", po::value(&cli.format_name)->default_value(cli.format_name), "table | json | csv")(
+      "audit", po::bool_switch(&cli.audit),
+      "also compile what the budget pruned; report false prunes and false keeps")(
+      "allow-spills", po::bool_switch(&cli.allow_spills),
+      "keep configs whose ptxas report shows spills")(
+      "cache-dir", po::value(&cli.cache_dir)->notifier([&cli](const std::string&) {
+        cli.cache_dir_given = true;
+      }),
+      "cubin cache directory (default $XDG_CACHE_HOME/tuner or ~/.cache/tuner)")(
+      "jobs", po::value(&cli.jobs_text)->default_value(cli.jobs_text),
+      "compile threads; 0: all cores")(
+      "db", po::value(&cli.db_path),
+      "record the plan (every config's fate) in this SQLite tuning DB")(
+      "shard", po::value(&cli.shard_text),
+      "i/N: plan only this deterministic slice of the compile keys (merge the --db files of all "
+      "N with tuner merge)");
+}
+
+// --db: every config's fate as a plan run (with its shard's work, when sharded).
+void record_plan_run(const std::string& db_path, const Args& args, const PlanResult& result,
+                     const Family& family, const ShardSpec& shard, bool allow_spills,
+                     std::FILE* info) {
+  db::Store store = db::Store::open(db_path);
+  std::string command_line = "tuner plan";
+  for (const std::string& arg : args) command_line += " " + arg;
+  const std::int64_t run_id =
+      store.begin_run(base_run_info(db::RunKind::plan, result.arch.name, command_line));
+  record_plan(store, run_id, result, family);
+  if (shard.sharded()) {
+    db::record_shard(
+        store, run_id, shard.index, shard.count,
+        plan_work(result.family, result.shape.canonical(), result.arch.name, allow_spills));
+  }
+  store.end_run(run_id);
+  std::fprintf(info, "recorded %lld fates (%lld rows) as plan run %lld in %s\n", result.members(),
+               static_cast<long long>(result.recorded_rows()), static_cast<long long>(run_id),
+               db_path.c_str());
+}
+
 }  // namespace
 
 int run_plan(const Args& args) {
   ProblemOptions problem = problem_options_for(args);
-  std::string arch_name = "sm_120";
-  std::string format_name = "table";
-  std::string cache_dir;
-  std::string jobs_text = "0";
-  bool audit = false;
-  bool allow_spills = false;
-  bool cache_dir_given = false;
-  std::string db_path;
-  std::string shard_text = "1/1";
+  PlanCli cli;
   po::options_description options("plan options");
   add_problem_options(options, problem);
-  options.add_options()("arch", po::value(&arch_name)->default_value(arch_name),
-                        ("target arch whose limits prune configs: " + known_arch_names()).c_str())(
-      "format", po::value(&format_name)->default_value(format_name), "table | json | csv")(
-      "audit", po::bool_switch(&audit),
-      "also compile what the budget pruned; report false prunes and false keeps")(
-      "allow-spills", po::bool_switch(&allow_spills),
-      "keep configs whose ptxas report shows spills")(
-      "cache-dir",
-      po::value(&cache_dir)->notifier([&](const std::string&) { cache_dir_given = true; }),
-      "cubin cache directory (default $XDG_CACHE_HOME/tuner or ~/.cache/tuner)")(
-      "jobs", po::value(&jobs_text)->default_value(jobs_text), "compile threads; 0: all cores")(
-      "db", po::value(&db_path), "record the plan (every config's fate) in this SQLite tuning DB")(
-      "shard", po::value(&shard_text),
-      "i/N: plan only this deterministic slice of the compile keys (merge the --db files of all "
-      "N with tuner merge)");
+  add_plan_options(options, cli);
   if (!parse_or_help("plan", "--arch sm_120 [--family F] [shape options] [options]", options, args))
     return 0;
 
@@ -299,19 +332,20 @@ int run_plan(const Args& args) {
   const Problem parsed = parse_problem(problem);
   request.family = parsed.family;
   request.shape = parsed.shape;
-  const Format format = parse_format(format_name);
+  const Format format = parse_format(cli.format_name);
   request.jobs =
-      jobs_text == "0" ? 0u : static_cast<unsigned>(parse_positive_int(jobs_text, "jobs"));
-  request.audit = audit;
-  request.allow_spills = allow_spills;
+      cli.jobs_text == "0" ? 0u : static_cast<unsigned>(parse_positive_int(cli.jobs_text, "jobs"));
+  request.audit = cli.audit;
+  request.allow_spills = cli.allow_spills;
   std::vector<ArchDisagreement> disagreements;
-  request.arch = plan_arch(arch_name, &disagreements);
-  const ShardSpec shard = parse_shard(shard_text);
+  request.arch = plan_arch(cli.arch_name, &disagreements);
+  const ShardSpec shard = parse_shard(cli.shard_text);
   if (shard.sharded()) {
     request.keep = [shard](std::string_view key) { return in_shard(shard, key); };
   }
   // An empty --cache-dir is refused by CubinCache rather than read as "use the default".
-  const CubinCache cache(cache_dir_given ? std::filesystem::path(cache_dir) : default_cache_dir());
+  const CubinCache cache(cli.cache_dir_given ? std::filesystem::path(cli.cache_dir)
+                                             : default_cache_dir());
 
   std::FILE* info = format == Format::table ? stdout : stderr;
   std::fprintf(info, "tuner plan: %s, %s [%s], %s (%s), NVRTC %s, cache %s\n",
@@ -330,22 +364,8 @@ int run_plan(const Args& args) {
   if (format == Format::table) print_table(result, request.family->space());
   std::fflush(stdout);
   print_summary(info, result, wall_s);
-  if (!db_path.empty()) {
-    db::Store store = db::Store::open(db_path);
-    std::string command_line = "tuner plan";
-    for (const std::string& arg : args) command_line += " " + arg;
-    const std::int64_t run_id =
-        store.begin_run(base_run_info(db::RunKind::plan, result.arch.name, command_line));
-    record_plan(store, run_id, result, *request.family);
-    if (shard.sharded()) {
-      db::record_shard(
-          store, run_id, shard.index, shard.count,
-          plan_work(result.family, result.shape.canonical(), result.arch.name, allow_spills));
-    }
-    store.end_run(run_id);
-    std::fprintf(info, "recorded %lld fates (%lld rows) as plan run %lld in %s\n", result.members(),
-                 static_cast<long long>(result.recorded_rows()), static_cast<long long>(run_id),
-                 db_path.c_str());
+  if (!cli.db_path.empty()) {
+    record_plan_run(cli.db_path, args, result, *request.family, shard, cli.allow_spills, info);
   }
   return 0;
 }
