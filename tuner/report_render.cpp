@@ -13,15 +13,8 @@ std::string decision_text(const BatchResult& result) {
   return result.decision ? db::to_string(*result.decision) : "-";
 }
 
-}  // namespace
-
-std::string render_markdown(const Report& report) {
-  std::string md = "# Tuning report\n\n";
-  md += "DB `" + report.db_path + "`; scope: " +
-        (report.scope.run_id ? "run " + std::to_string(*report.scope.run_id)
-                             : std::string("all runs (current winners, latest trial per config)")) +
-        (report.scope.family ? "; family " + *report.scope.family : std::string()) + ".\n\n";
-  md +=
+std::string runs_section(const Report& report) {
+  std::string md =
       "## Runs\n\n| run | kind | started | GPU | measured arch | budget arch | copy GB/s | command "
       "|\n";
   md += "|---:|---|---|---|---|---|---:|---|\n";
@@ -32,52 +25,65 @@ std::string render_markdown(const Report& report) {
           (run.copy_bandwidth_gbs ? fixed(*run.copy_bandwidth_gbs, 0) : "-") + " | `" +
           run.command_line + "` |\n";
   }
-  for (const SeriesReport& series : report.series) {
-    const std::string slug = series_slug(series.key);
-    md += "\n## " + describe(series.key) + "\n\n### Winners\n\n";
-    md +=
-        "| batch | winner | winner µs | default µs | speedup | decision | run | GB/s | of copy "
-        "bandwidth | reason |\n";
-    md += "|---:|---|---:|---:|---:|---|---:|---:|---:|---|\n";
-    for (const BatchResult& result : series.results) {
-      md += "| " + std::to_string(result.batch) + " | `" + compact_params(result.params_json) +
-            "` | " + fixed(result.median_us, 2) + " | " + optional_us(result.default_median_us) +
-            " | " + (result.speedup_vs_default ? fixed(*result.speedup_vs_default, 2) + "x" : "-") +
-            " | " + decision_text(result) + " | " + std::to_string(result.run_id) + " | " +
-            (result.achieved_gbs ? fixed(*result.achieved_gbs, 0) : "-") + " | " +
-            (result.copy_bandwidth_fraction ? percent(*result.copy_bandwidth_fraction) : "-") +
-            " | " + result.reason + " |\n";
-    }
-    if (!series.results.empty() && series.results.front().default_params_json) {
-      md += "\nDefault config: `" + compact_params(*series.results.front().default_params_json) +
-            "`.\n";
-    }
-    md +=
-        "\n### Each dimension: best time at each value relative to the best config (1.00 = best)\n";
-    for (const DimensionTable& table : series.dimensions) {
-      md += "\n**" + table.name + "**\n\n| batch | best µs | configs |";
-      for (int value : table.values) md += " " + table.name + "=" + std::to_string(value) + " |";
-      md += "\n|---:|---:|---:|";
-      for (std::size_t v = 0; v < table.values.size(); ++v) md += "---:|";
-      md += "\n";
-      for (std::size_t b = 0; b < series.batches.size(); ++b) {
-        md += "| " + std::to_string(series.batches[b]) + " | " + fixed(series.best_us[b], 2) +
-              " | " + std::to_string(series.measured_configs[b]) + " |";
-        for (const std::optional<double>& relative : table.relative[b]) {
-          md += ' ';
-          md += relative ? fixed(*relative, 2) : std::string("-");
-          md += " |";
-        }
-        md += "\n";
-      }
-    }
-    md += "\n### Plots\n\n![time vs batch](time_vs_batch_";
-    md += slug;
-    md += ".png)\n\n![relative time per config and batch](heatmap_";
-    md += slug;
-    md += ".png)\n";
+  return md;
+}
+
+std::string winners_table(const SeriesReport& series) {
+  std::string md =
+      "| batch | winner | winner µs | default µs | speedup | decision | run | GB/s | of copy "
+      "bandwidth | reason |\n";
+  md += "|---:|---|---:|---:|---:|---|---:|---:|---:|---|\n";
+  for (const BatchResult& result : series.results) {
+    md += "| " + std::to_string(result.batch) + " | `" + compact_params(result.params_json) +
+          "` | " + fixed(result.median_us, 2) + " | " + optional_us(result.default_median_us) +
+          " | " + (result.speedup_vs_default ? fixed(*result.speedup_vs_default, 2) + "x" : "-") +
+          " | " + decision_text(result) + " | " + std::to_string(result.run_id) + " | " +
+          (result.achieved_gbs ? fixed(*result.achieved_gbs, 0) : "-") + " | " +
+          (result.copy_bandwidth_fraction ? percent(*result.copy_bandwidth_fraction) : "-") +
+          " | " + result.reason + " |\n";
   }
-  md += "\n## Pruning and outcomes (" + std::to_string(report.pruning.trials) + " trials)\n\n";
+  return md;
+}
+
+std::string dimension_table(const SeriesReport& series, const DimensionTable& table) {
+  std::string md = "\n**" + table.name + "**\n\n| batch | best µs | configs |";
+  for (int value : table.values) md += " " + table.name + "=" + std::to_string(value) + " |";
+  md += "\n|---:|---:|---:|";
+  for (std::size_t v = 0; v < table.values.size(); ++v) md += "---:|";
+  md += "\n";
+  for (std::size_t b = 0; b < series.batches.size(); ++b) {
+    md += "| " + std::to_string(series.batches[b]) + " | " + fixed(series.best_us[b], 2) + " | " +
+          std::to_string(series.measured_configs[b]) + " |";
+    for (const std::optional<double>& relative : table.relative[b]) {
+      md += ' ';
+      md += relative ? fixed(*relative, 2) : std::string("-");
+      md += " |";
+    }
+    md += "\n";
+  }
+  return md;
+}
+
+std::string series_section(const SeriesReport& series) {
+  const std::string slug = series_slug(series.key);
+  std::string md = "\n## " + describe(series.key) + "\n\n### Winners\n\n" + winners_table(series);
+  if (!series.results.empty() && series.results.front().default_params_json) {
+    md += "\nDefault config: `" + compact_params(*series.results.front().default_params_json) +
+          "`.\n";
+  }
+  md += "\n### Each dimension: best time at each value relative to the best config (1.00 = best)\n";
+  for (const DimensionTable& table : series.dimensions) md += dimension_table(series, table);
+  md += "\n### Plots\n\n![time vs batch](time_vs_batch_";
+  md += slug;
+  md += ".png)\n\n![relative time per config and batch](heatmap_";
+  md += slug;
+  md += ".png)\n";
+  return md;
+}
+
+std::string pruning_section(const Report& report) {
+  std::string md =
+      "\n## Pruning and outcomes (" + std::to_string(report.pruning.trials) + " trials)\n\n";
   md += "| stage | fate | count |\n|---|---|---:|\n";
   for (const FateCount& fate : report.pruning.fates) {
     md += std::string("| ") + db::to_string(fate.stage) + " | " + db::to_string(fate.fate) + " | " +
@@ -89,6 +95,20 @@ std::string render_markdown(const Report& report) {
           " | " + (reason.reason.empty() ? "(none)" : reason.reason) + " | " +
           std::to_string(reason.count) + " |\n";
   }
+  return md;
+}
+
+}  // namespace
+
+std::string render_markdown(const Report& report) {
+  std::string md = "# Tuning report\n\n";
+  md += "DB `" + report.db_path + "`; scope: " +
+        (report.scope.run_id ? "run " + std::to_string(*report.scope.run_id)
+                             : std::string("all runs (current winners, latest trial per config)")) +
+        (report.scope.family ? "; family " + *report.scope.family : std::string()) + ".\n\n";
+  md += runs_section(report);
+  for (const SeriesReport& series : report.series) md += series_section(series);
+  md += pruning_section(report);
   return md;
 }
 
