@@ -11,6 +11,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -236,6 +237,32 @@ int report_command(const Args& args) {
   return make_plots(plot_script, db_path, out, scope);
 }
 
+// The two runs diff compares: --runs OLD,NEW, else the latest sweep of each of two DBs, else the
+// last two sweeps of one.
+std::pair<RunRef, RunRef> runs_to_compare(const db::Store& old_store, const db::Store& new_store,
+                                          bool two_dbs, const std::string& runs_text) {
+  RunRef old_ref{&old_store, 0};
+  RunRef new_ref{&new_store, 0};
+  if (!runs_text.empty()) {
+    const std::vector<int> ids = parse_int_list(runs_text, "runs");
+    if (ids.size() != 2) throw InputError("--runs '" + runs_text + "' needs two run ids: OLD,NEW");
+    old_ref.run_id = ids[0];
+    new_ref.run_id = ids[1];
+  } else if (two_dbs) {
+    old_ref.run_id = latest_sweep(old_store);
+    new_ref.run_id = latest_sweep(new_store);
+  } else {
+    const std::vector<db::RunInfo> sweeps = sweep_runs(old_store);
+    if (sweeps.size() < 2) {
+      throw InputError("tuning DB " + old_store.path() + " holds " + std::to_string(sweeps.size()) +
+                       " sweep run(s); diff needs two: pass a second --db, or --runs OLD,NEW");
+    }
+    old_ref.run_id = sweeps[sweeps.size() - 2].id;
+    new_ref.run_id = sweeps.back().id;
+  }
+  return {old_ref, new_ref};
+}
+
 int diff_command(const Args& args) {
   std::vector<std::string> db_paths;
   std::string runs_text;
@@ -263,25 +290,8 @@ int diff_command(const Args& args) {
   if (db_paths.size() == 2) second.emplace(open_existing(db_paths.back()));
   const db::Store& new_store = second ? *second : old_store;
 
-  RunRef old_ref{&old_store, 0};
-  RunRef new_ref{&new_store, 0};
-  if (!runs_text.empty()) {
-    const std::vector<int> ids = parse_int_list(runs_text, "runs");
-    if (ids.size() != 2) throw InputError("--runs '" + runs_text + "' needs two run ids: OLD,NEW");
-    old_ref.run_id = ids[0];
-    new_ref.run_id = ids[1];
-  } else if (second) {
-    old_ref.run_id = latest_sweep(old_store);
-    new_ref.run_id = latest_sweep(new_store);
-  } else {
-    const std::vector<db::RunInfo> sweeps = sweep_runs(old_store);
-    if (sweeps.size() < 2) {
-      throw InputError("tuning DB " + old_store.path() + " holds " + std::to_string(sweeps.size()) +
-                       " sweep run(s); diff needs two: pass a second --db, or --runs OLD,NEW");
-    }
-    old_ref.run_id = sweeps[sweeps.size() - 2].id;
-    new_ref.run_id = sweeps.back().id;
-  }
+  const auto [old_ref, new_ref] =
+      runs_to_compare(old_store, new_store, second.has_value(), runs_text);
   // A merged store (it holds shard runs) is compared by its winners: its runs each hold a slice.
   auto results_for = [&](const RunRef& ref) {
     if (second && runs_text.empty() && !db::shard_records(*ref.store).empty()) {
