@@ -121,6 +121,29 @@ void WorkerProcess::stop(bool kill_first) {
   pending_.clear();
 }
 
+// Writes one request line; false (and the worker reaped, `death` saying how it ended) when the
+// worker is gone.
+bool WorkerProcess::send(const std::string& line, std::string& death) {
+  const struct sigaction ignore_pipe = [] {
+    struct sigaction action {};
+    action.sa_handler = SIG_IGN;
+    return action;
+  }();
+  ::sigaction(SIGPIPE, &ignore_pipe, nullptr);  // a dead worker must not kill the sweep
+  std::size_t written = 0;
+  while (written < line.size()) {
+    const ssize_t n = ::write(to_child_, line.data() + written, line.size() - written);
+    if (n <= 0) {
+      close_fd(to_child_);
+      death = reap();
+      close_fd(from_child_);
+      return false;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
 std::optional<nlohmann::json> WorkerProcess::request(const nlohmann::json& job,
                                                      std::chrono::seconds timeout,
                                                      std::string& death) {
@@ -129,24 +152,7 @@ std::optional<nlohmann::json> WorkerProcess::request(const nlohmann::json& job,
     death = "worker not running";
     return std::nullopt;
   }
-  const std::string line = job.dump() + "\n";
-  std::size_t written = 0;
-  const struct sigaction ignore_pipe = [] {
-    struct sigaction action {};
-    action.sa_handler = SIG_IGN;
-    return action;
-  }();
-  ::sigaction(SIGPIPE, &ignore_pipe, nullptr);  // a dead worker must not kill the sweep
-  while (written < line.size()) {
-    const ssize_t n = ::write(to_child_, line.data() + written, line.size() - written);
-    if (n <= 0) {
-      close_fd(to_child_);
-      death = reap();
-      close_fd(from_child_);
-      return std::nullopt;
-    }
-    written += static_cast<std::size_t>(n);
-  }
+  if (!send(job.dump() + "\n", death)) return std::nullopt;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     const std::size_t newline = pending_.find('\n');

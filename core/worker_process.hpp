@@ -38,6 +38,7 @@ class WorkerProcess {
  private:
   void stop(bool kill_first);
   std::string reap();
+  bool send(const std::string& line, std::string& death);
 
   pid_t pid_ = -1;
   int to_child_ = -1;
