@@ -4,7 +4,7 @@
 # split and the combine kernels) without addresses or encodings into DIR/CONFIG/KERNEL.sass; with
 # a second DIR, reports per kernel whether its SASS differs, and kernels only one side has (lines
 # are compared without their trailing blanks, whose width cuobjdump sets per cubin). The
-# set covers sm_90 and sm_120, the three schedules, 0/1/2 producer warps, the three MMA paths, fp8
+# set covers sm_90 and sm_120, the three schedules, 0/1/2/4 producer warps, the three MMA paths, fp8
 # and bf16 caches. (A DIR written before the per-kernel files holds CONFIG.sass, every kernel in one:
 # compare those by hand.)
 # Needs cuobjdump and nvdisasm on PATH (the CUDA toolkit, or pip's nvidia-cuda-cuobjdump and
@@ -23,6 +23,7 @@ configs=(
   "32 16 8 4 1 2 0 1 1 fp8_ds_mla 120" "16 32 4 2 0 0 0 1 0 fp8_ds_mla 90"
   "16 16 4 2 0 0 0 1 0 bf16 90" "32 16 8 3 0 0 0 1 0 fp8_ds_mla 120"
   "64 16 4 2 1 2 0 1 2 fp8_ds_mla 90" "32 16 4 3 1 2 0 1 2 bf16 120"
+  "64 16 4 3 1 4 0 1 0 fp8_ds_mla 90" "64 16 4 2 2 4 0 1 0 fp8_ds_mla 120"
 )
 for config in "${configs[@]}"; do
   name=${config// /_}

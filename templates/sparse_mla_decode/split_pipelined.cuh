@@ -7,14 +7,12 @@
 // empty per stage), so consumers never wait on a block-wide barrier in the token loop: one
 // consumer-only barrier per tile publishes the scores. Without producer warps the consumers issue
 // 16-byte cp.async copies themselves (two block barriers per tile).
-#include "sparse_mla_decode/cluster_merge.cuh"
-#include "sparse_mla_decode/last_cta_merge.cuh"
 #include "sparse_mla_decode/pipelined_output.cuh"
 #include "sparse_mla_decode/pipelined_producer.cuh"
 #include "sparse_mla_decode/pipelined_pv.cuh"
 #include "sparse_mla_decode/pipelined_work.cuh"
-#include "sparse_mla_decode/row_slice_merge.cuh"
 #include "sparse_mla_decode/split.cuh"
+#include "sparse_mla_decode/split_merges.cuh"
 #include "sparse_mla_decode/timeline.cuh"
 #include "sparse_mla_decode/token_softmax.cuh"
 
@@ -369,31 +367,8 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
       ptx::named_barrier_sync(1, kConsumerThreads);
     }
   }
-  if (SCHEDULE == smla::kScheduleSplits && p.partials == smla::kPartialsCluster) {  // one row
-    smla_cluster::merge_in_cluster<BLOCK_H, kConsumerThreads>(
-        smem, p.out, p.lse, p.n_local_heads, p.num_splits, blockIdx.z, blockIdx.y * BLOCK_H);
-  }
-  if (SCHEDULE == smla::kScheduleSplits && p.row_arrivals != nullptr && p.num_splits > 1) {
-    static_assert(BLOCK_T >= smla::kMaxRowSliceSplits, "merge 5's weights fit the scores buffer");
-    const int first_head = static_cast<int>(blockIdx.y) * BLOCK_H;  // merge 5
-    smla_row_slices::merge_row_slice<BLOCK_H, kConsumerThreads>(
-        p.partial_out, p.partial_lse, p.out, p.lse,
-        p.row_arrivals + blockIdx.z * p.head_groups + blockIdx.y, p.num_splits,
-        static_cast<long long>(blockIdx.z) * p.n_local_heads + first_head,
-        min(BLOCK_H, p.n_local_heads - first_head), static_cast<int>(blockIdx.x),
-        reinterpret_cast<float*>(smem + layout.scores_offset));
-  }
-  if (SCHEDULE == smla::kScheduleSplits && p.row_tickets != nullptr && p.num_splits > 1) {
-    // merge 3. The ticket's flag word: the scores buffer, dead once every consumer is past the
-    // last tile (took_last_ticket's first barrier).
-    const int first_head = static_cast<int>(blockIdx.y) * BLOCK_H;
-    if (smla_last_cta::took_last_ticket<kConsumerThreads>(
-            p, static_cast<int>(blockIdx.z) * p.head_groups + static_cast<int>(blockIdx.y),
-            reinterpret_cast<unsigned*>(smem + layout.scores_offset))) {
-      smla_last_cta::merge_row<kConsumerThreads>(
-          p, static_cast<long long>(blockIdx.z) * p.n_local_heads + first_head,
-          min(BLOCK_H, p.n_local_heads - first_head));
-    }
+  if constexpr (SCHEDULE == smla::kScheduleSplits) {
+    smla_pipe::merge_in_split<BLOCK_T, BLOCK_H, kConsumerThreads>(p, layout, smem);
   }
   SMLA_TL_LEAVE_SPLIT();
 }
