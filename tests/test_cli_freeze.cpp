@@ -141,6 +141,13 @@ TEST_CASE("freeze compiles real sm_120 cubins and verify passes then fails on an
                             std::string(tuner::launch_contract("sparse_mla_decode")) +
                             "): this build's libtunedb_cuda refuses these cubins") !=
         std::string::npos);
+  // One cubin of another build among this build's: the line names the other build's contract.
+  const std::string mixed = dir / "mixed_builds.db";
+  tuner::test::copy_with_contract(frozen, mixed, "sha256:other build",
+                                  "params_json = (SELECT MIN(params_json) FROM cubins)");
+  CHECK(run_tuner("verify " + quoted(mixed), true)
+            .output.find("launch contract sha256:other build, not this build's") !=
+        std::string::npos);
 }
 
 TEST_CASE(

@@ -3,6 +3,7 @@
 // under the checksum, and refused when they do not fit the image.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 
 #include "db/sqlite/sqlite.hpp"
@@ -76,6 +77,16 @@ TEST_CASE("freeze stores each kernel's launch facts and TuningDb hands them out"
   for (std::size_t i = 0; i < db.cubin_count(); ++i) with_launches += !db.cubin(i).launches.empty();
   CHECK(with_launches == db.cubin_count());
   CHECK(db.cubin_count() == fixture.summary.cubins);
+
+  // verify's own query names the same contracts as the loader's cubins (one per config here).
+  std::set<std::string> contracts;
+  for (std::size_t i = 0; i < db.cubin_count(); ++i) {
+    contracts.insert("sha256:contract of " + std::string(db.cubin(i).params_json));
+  }
+  const tunedb::VerifyReport report = tunedb::verify(fixture.frozen);
+  REQUIRE(report.launch_contracts.size() == 1);
+  CHECK(report.launch_contracts.at("sparse_mla_decode") == contracts);
+  CHECK(contracts.size() == fixture.summary.cubins);
 }
 
 TEST_CASE("the checksum covers the launch metadata and the launch contract") {
@@ -121,4 +132,5 @@ TEST_CASE("a cubin without launch records may carry no launch contract") {
   REQUIRE(db.cubin_count() > 0);
   CHECK(db.cubin(0).launch_contract.empty());
   CHECK(db.cubin(0).launches.empty());
+  CHECK(tunedb::verify(fixture.frozen).launch_contracts.empty());  // nothing to launch, none named
 }

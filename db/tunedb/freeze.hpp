@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,6 +74,9 @@ struct VerifyReport {
   std::size_t winners = 0;
   std::size_t cubins = 0;
   std::vector<std::string> budget_arches;
+  // family -> the launch contracts (core/launch_contract.hpp) of its cubins that carry launch
+  // records: read from the file that was checked, so `tuner verify` lists what it verified.
+  std::map<std::string, std::set<std::string>> launch_contracts;
 };
 
 // Checks that `path` is a frozen file of a schema this build reads and that its content still

@@ -6,6 +6,7 @@
 // Kernel names stored with each cubin: the lowered names of the family's frozen_program for the
 // config and the shapes whose winners run it (Family::frozen_program says the order); with each,
 // the launch facts of Family::frozen_launches (role, block size, dynamic smem, launch params).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -131,25 +132,20 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 // One line per family with launchable cubins: whether they were frozen under this build's launch
-// contract, i.e. whether this build's libtunedb_cuda launches them or refuses them at open.
-std::vector<std::string> contract_lines(const std::string& path) {
-  const tunedb::TuningDb db = tunedb::TuningDb::open(path);
-  std::map<std::string, std::set<std::string>> frozen;  // family -> contracts of its cubins
-  for (std::size_t i = 0; i < db.cubin_count(); ++i) {
-    const tunedb::Cubin& cubin = db.cubin(i);
-    if (!cubin.launches.empty()) {
-      frozen[std::string(cubin.family)].insert(std::string(cubin.launch_contract));
-    }
-  }
+// contract, i.e. whether this build's libtunedb_cuda launches them or refuses them at open. Taken
+// from the verify report, so the lines describe the file that was checked, read once.
+std::vector<std::string> contract_lines(const tunedb::VerifyReport& report) {
   std::vector<std::string> lines;
-  for (const auto& [family, contracts] : frozen) {
+  for (const auto& [family, contracts] : report.launch_contracts) {
     const std::string own(launch_contract(family));
     std::string line = family + ": launch contract ";
-    if (contracts == std::set<std::string>{own}) {
+    const auto foreign = std::find_if(contracts.begin(), contracts.end(),
+                                      [&](const std::string& contract) { return contract != own; });
+    if (foreign == contracts.end()) {
       line += own;
       line += ", this build's";
     } else {
-      line += *contracts.begin();
+      line += *foreign;
       line += ", not this build's (";
       line += own;
       line += "): this build's libtunedb_cuda refuses these cubins";
@@ -223,7 +219,7 @@ int run_verify(const Args& args) {
     std::printf("ok: %s: schema %d, %zu winners, %zu cubins, budget arches %s, checksum %s\n",
                 path.c_str(), report.schema_version, report.winners, report.cubins,
                 joined(report.budget_arches).c_str(), report.checksum.c_str());
-    for (const std::string& line : contract_lines(path)) std::printf("  %s\n", line.c_str());
+    for (const std::string& line : contract_lines(report)) std::printf("  %s\n", line.c_str());
     return 0;
   } catch (const std::exception& error) {
     // DbError (damaged, checksum mismatch) or DbInputError (not frozen, foreign, newer): either
