@@ -8,8 +8,8 @@
 // consumer-only barrier per tile publishes the scores. Without producer warps the consumers issue
 // 16-byte cp.async copies themselves (two block barriers per tile).
 #include "sparse_mla_decode/pipelined_output.cuh"
-#include "sparse_mla_decode/pipelined_producer.cuh"
 #include "sparse_mla_decode/pipelined_pv.cuh"
+#include "sparse_mla_decode/pipelined_start.cuh"
 #include "sparse_mla_decode/pipelined_work.cuh"
 #include "sparse_mla_decode/split.cuh"
 #include "sparse_mla_decode/split_merges.cuh"
@@ -121,85 +121,20 @@ __device__ __forceinline__ void softmax_pv(const smla::SmemLayout& layout, const
   }
 }
 
-// The row's q in shared memory, in the form the MMA path reads (NUM_THREADS threads take part).
-template <int BLOCK_H, int NUM_THREADS, int KV_FORMAT, int MMA, int UNPACK>
-__device__ __forceinline__ void prepare_q(const smla::SplitParams& p,
-                                          const smla::SmemLayout& layout, unsigned char* smem,
-                                          const RowWork& work) {
-  if (MMA == smla::kMmaFp8) {
-    prepare_q_fp8<BLOCK_H, NUM_THREADS>(p, layout, smem, work.batch_item, work.first_head);
-  } else {
-    prepare_q_16bit<BLOCK_H, NUM_THREADS, KV_FORMAT, smla::unpack_k_bits(UNPACK)>(
-        p, layout, smem, work.batch_item, work.first_head);
-  }
+// The token softmax took the tile-dividing schedules' BLOCK_T 64 kernel past two CTAs an SM on
+// sm_90 (169 registers; 179 with q loaded ahead): they take it under a bound of two (167, no
+// spills) or with four producer warps, which never share an SM (165); else the whole-tile one.
+template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int MMA, int KV_FORMAT, int PRODUCERS,
+          int CTAS_PER_SM, int SCHEDULE>
+constexpr bool takes_token_softmax() {
+  return (SCHEDULE == smla::kScheduleSplits || CTAS_PER_SM >= 2 || PRODUCERS >= 4) &&
+         smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT);
 }
 
-// The template arguments the pipelined kernel accepts.
-template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
-          int PRODUCERS, int UNPACK, int SCHEDULE>
-constexpr bool accepts() {
-  static_assert(BLOCK_T % 16 == 0 && BLOCK_H % 16 == 0, "tiles are multiples of the mma shape");
-  static_assert(MMA != smla::kMmaFp8 || (BLOCK_T % 32 == 0 && KV_FORMAT == smla::kFp8DsMla),
-                "e4m3 MMA takes 32 tokens per k-step of an fp8 cache");
-  static_assert(NUM_WARPS >= 4 && NUM_STAGES >= 2, "one scale group per warp; a ring to overlap");
-  static_assert(
-      UNPACK == smla::kUnpackCvt || (MMA == smla::kMmaRegF16 && KV_FORMAT == smla::kFp8DsMla),
-      "the bitwise unpack makes f16 fragments of an fp8 cache");
-  static_assert(SCHEDULE == smla::kScheduleSplits || PRODUCERS > 0,
-                "the balanced schedule runs on producer-warp kernels");
-  return true;
-}
-
-// Producer warps fill the ring for the whole range (and take part in a cluster merge's barriers);
-// true for them, false for the consumer warps.
-template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int MMA,
-          int PRODUCERS, int UNPACK, int SCHEDULE>
-__device__ __forceinline__ bool ran_producer(const smla::SplitParams& p,
-                                             const smla::SmemLayout& layout, unsigned char* smem,
-                                             const WorkRange& range) {
-  if constexpr (PRODUCERS > 0) {
-    if (threadIdx.x >= NUM_WARPS * 32) {
-      produce<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS, UNPACK, SCHEDULE>(
-          p, layout, smem, range);
-      if (p.partials == smla::kPartialsCluster) smla_cluster::cluster_producer_exit();
-      return true;
-    }
-  }
-  return false;
-}
-
-// The ring before the token loop: with producer warps, its full / empty mbarriers (thread 0);
-// without, the consumers' cp.async copies of the first NUM_STAGES - 1 tiles and the ids of the
-// next. fetch_ids(tile) loads a tile's ids into `next_ids`.
-template <int BLOCK_T, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT, int PRODUCERS, typename Ids,
-          typename FetchIds>
-__device__ __forceinline__ void start_ring(const smla::SplitParams& p,
-                                           const smla::SmemLayout& layout, unsigned char* smem,
-                                           unsigned long long* full, unsigned long long* empty,
-                                           int num_tiles, const Ids& next_ids,
-                                           FetchIds&& fetch_ids) {
-  if (PRODUCERS > 0) {
-    if (threadIdx.x == 0) {
-      for (int s = 0; s < NUM_STAGES; ++s) {
-        ptx::mbarrier_init(&full[s], PRODUCERS * 32);
-        ptx::mbarrier_init(&empty[s], NUM_WARPS);
-      }
-      unsigned long long* q_free = q_free_barrier(full, NUM_STAGES);  // q_handoff.cuh
-      ptx::mbarrier_init(q_free, NUM_WARPS);
-      ptx::mbarrier_init(q_free + 1, PRODUCERS * 32);  // q_full
-      ptx::mbarrier_init_fence();
-    }
-    return;
-  }
-#pragma unroll
-  for (int stage = 0; stage < NUM_STAGES - 1; ++stage) {
-    if (stage < num_tiles) {
-      fetch_ids(stage);
-      smla_detail::load_tile<BLOCK_T, NUM_WARPS * 32, KV_FORMAT>(p, layout, smem, next_ids, stage);
-    }
-    ptx::cp_async_commit();
-  }
-  fetch_ids(NUM_STAGES - 1);
+// Whether the cluster merge's exchange overlaps the producers' mbarriers, which are then
+// invalidated before it is written (smla_cluster::free_for_exchange).
+constexpr bool exchange_over_barriers(const smla::SmemLayout& layout, int block_h, int producers) {
+  return producers > 0 && smla::exchange_layout(block_h).total_bytes > layout.barrier_offset;
 }
 
 // One tile of the token loop for the consumer warps: wait for its ring stage (the producers'
@@ -273,54 +208,23 @@ template <int BLOCK_T, int BLOCK_H, int NUM_WARPS, int NUM_STAGES, int KV_FORMAT
           int PRODUCERS, int UNPACK, int CTAS_PER_SM, int SCHEDULE>
 __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     sparse_mla_decode_split_pipelined(const smla::SplitParams p) {
-  static_assert(smla_pipe::accepts<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA,
-                                   PRODUCERS, UNPACK, SCHEDULE>());
   constexpr smla::SmemLayout layout =
       smla::smem_layout(BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS);
   constexpr int kConsumerThreads = NUM_WARPS * 32;
   extern __shared__ __align__(128) unsigned char smem[];
   SMLA_TL_ENTER_SPLIT();  // timeline.cuh: nothing unless the diagnostic build
-
   const smla_pipe::WorkRange range = smla_pipe::work_range<BLOCK_T, SCHEDULE>(p);
   const int num_tiles = range.end_tile - range.first_tile;
   auto* full = reinterpret_cast<unsigned long long*>(smem + layout.barrier_offset);
-  unsigned long long* empty = full + NUM_STAGES;
-
   smla_detail::TileTokens<BLOCK_T, kConsumerThreads, KV_FORMAT> next_ids;
-  // Without producer warps: the ids of the range's tile `tile` (none past the range).
-  auto fetch_ids = [&](int tile) {
-    const bool in_range = tile < num_tiles;
-    const smla_pipe::TileSource source =
-        smla_pipe::tile_source<BLOCK_T, SCHEDULE>(p, range, in_range ? tile : 0);
-    next_ids.fetch(source.index_row, source.first_pos, in_range ? p.topk : 0);
-  };
-  smla_pipe::start_ring<BLOCK_T, NUM_WARPS, NUM_STAGES, KV_FORMAT, PRODUCERS>(
-      p, layout, smem, full, empty, num_tiles, next_ids, fetch_ids);
-  if constexpr (PRODUCERS > 0) {
-    // The producers start gathering once the mbarriers are initialized, while the consumers load
-    // the first row's q: the q load's latency and the first tiles' overlap instead of adding up.
-    __syncthreads();
-    if (smla_pipe::ran_producer<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS,
-                                UNPACK, SCHEDULE>(p, layout, smem, range)) {
-      return;
-    }
-    smla_pipe::prepare_q<BLOCK_H, kConsumerThreads, KV_FORMAT, MMA, UNPACK>(
-        p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, 0));
-    ptx::named_barrier_sync(1, kConsumerThreads);
-    SMLA_TL_MARK(threadIdx.x == 0, kQReady);
-  } else {  // every thread is a consumer
-    smla_pipe::prepare_q<BLOCK_H, kConsumerThreads, KV_FORMAT, MMA, UNPACK>(
-        p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, 0));
-    __syncthreads();
-  }
-
+  const smla_pipe::IdsFetch<BLOCK_T, SCHEDULE, decltype(next_ids)> fetch_ids{p, range, next_ids};
+  if (smla_pipe::start_split<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS,
+                             UNPACK, SCHEDULE>(p, layout, smem, range, full, next_ids, fetch_ids))
+    return;  // a producer warp, done
   constexpr bool kHandoff = smla_pipe::hands_q_over<BLOCK_H, MMA, PRODUCERS, SCHEDULE>();
-  // The token softmax took the tile-dividing schedules' BLOCK_T 64 kernel past two CTAs an SM on
-  // sm_90 (169 registers; 179 with q loaded ahead): they take it under a bound of two (167, no
-  // spills) or with four producer warps, which never share an SM (165); else the whole-tile one.
   constexpr bool kTokenSoftmax =
-      (SCHEDULE == smla::kScheduleSplits || CTAS_PER_SM >= 2 || PRODUCERS >= 4) &&
-      smla::token_softmax(BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT);
+      smla_pipe::takes_token_softmax<BLOCK_T, BLOCK_H, NUM_WARPS, MMA, KV_FORMAT, PRODUCERS,
+                                     CTAS_PER_SM, SCHEDULE>();
   const float value_scale = smla::unpack_v_bits(UNPACK) ? smla::kBitsUnpackScale : 1.f;
   int handoffs = 0;  // rows whose q the producers handed over
   int tile = 0;      // the ring's running tile: stages and phases run on across rows
@@ -332,8 +236,8 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     for (; tile < row_end; ++tile) {
       const bool frees_q = kHandoff && tile + 1 == row_end && row_end < num_tiles;
       smla_pipe::consume_tile<BLOCK_T, BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS,
-                              UNPACK, kTokenSoftmax>(p, layout, smem, full, empty, tile, num_tiles,
-                                                     frees_q, next_ids, fetch_ids, acc);
+                              UNPACK, kTokenSoftmax>(p, layout, smem, full, full + NUM_STAGES, tile,
+                                                     num_tiles, frees_q, next_ids, fetch_ids, acc);
       SMLA_TL_MARK_CROSS_DONE(threadIdx.x == 0 && handoffs == 1, tile);  // the new row's tiles
     }
     SMLA_TL_MARK(threadIdx.x == 0 && tile == num_tiles, kComputed);
@@ -345,10 +249,9 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     const bool last_row = SCHEDULE == smla::kScheduleSplits || tile == num_tiles;
     const smla_pipe::RowWork work = smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, tile - 1);
     if (last_row && p.partials == smla::kPartialsCluster) {
-      constexpr bool kExchangeOverBarriers =
-          PRODUCERS > 0 && smla::exchange_layout(BLOCK_H).total_bytes > layout.barrier_offset;
-      smla_cluster::free_for_exchange<kConsumerThreads>(full, smla::producer_barriers(NUM_STAGES),
-                                                        kExchangeOverBarriers);
+      smla_cluster::free_for_exchange<kConsumerThreads>(
+          full, smla::producer_barriers(NUM_STAGES),
+          smla_pipe::exchange_over_barriers(layout, BLOCK_H, PRODUCERS));
     } else if (last_row) {
       ptx::launch_dependents();  // see the note above the kernel
       SMLA_TL_MARK(threadIdx.x == 0, kDependents);
@@ -356,16 +259,8 @@ __global__ void __launch_bounds__((NUM_WARPS + PRODUCERS) * 32, CTAS_PER_SM)
     smla_pipe::write_output<BLOCK_H, NUM_WARPS, KV_FORMAT>(p, acc, smem, work, value_scale);
     if (last_row) break;
     SMLA_TL_MARK_FIRST(threadIdx.x == 0 && kHandoff, kCrossWritten);
-    if constexpr (kHandoff) {  // stored by the producers (q_handoff.cuh)
-      ptx::mbarrier_wait(smla_pipe::q_free_barrier(full, NUM_STAGES) + 1, handoffs & 1);  // q_full
-      SMLA_TL_MARK_FIRST(threadIdx.x == 0, kCrossQFull);
-      ++handoffs;
-    } else {
-      // The next row's q, once every consumer is past this row's last scores (the tile's barrier).
-      smla_pipe::prepare_q<BLOCK_H, kConsumerThreads, KV_FORMAT, MMA, UNPACK>(
-          p, layout, smem, smla_pipe::row_work<BLOCK_H, SCHEDULE>(p, range, tile));
-      ptx::named_barrier_sync(1, kConsumerThreads);
-    }
+    smla_pipe::next_row_q<BLOCK_H, NUM_WARPS, NUM_STAGES, KV_FORMAT, MMA, PRODUCERS, UNPACK,
+                          SCHEDULE>(p, layout, smem, full, range, tile, handoffs);
   }
   if constexpr (SCHEDULE == smla::kScheduleSplits) {
     smla_pipe::merge_in_split<BLOCK_T, BLOCK_H, kConsumerThreads>(p, layout, smem);
