@@ -11,6 +11,7 @@
 // and, for two consecutive blocks, of an e4m3 m16n8k32 MMA whose B fragment takes those tokens in
 // the same order (see v_fragments).
 #include "sparse_mla_decode/pipelined_qk.cuh"
+#include "sparse_mla_decode/timeline.cuh"  // where a variant build defines SMLA_EXP_LAZY_RESCALE
 
 namespace smla_pipe {
 
@@ -171,8 +172,16 @@ __device__ __forceinline__ float quad_max(float value) {
 // larger; returns the base the tile exponentiates against (0 while nothing is valid yet, so that
 // 2^-inf = 0 gives P = 0 and alpha = 0 without a select per element) and sets alpha, the
 // accumulator's rescale.
+#ifdef SMLA_EXP_LAZY_RESCALE
+// Experiment (forty-sixth session; BENCHMARKS.md section 7): the base stays until a tile's maximum
+// rises more than 2^8 above it, so most tiles skip the accumulator's rescale (any_rescale) and P
+// stays at most 256; `row_max` is then the base, which the lse and the merges read as before.
+__device__ __forceinline__ float online_max_step(float& row_max, float tile_max, float& alpha) {
+  const float new_max = tile_max > row_max + 8.f ? tile_max : row_max;
+#else
 __device__ __forceinline__ float online_max_step(float& row_max, float tile_max, float& alpha) {
   const float new_max = fmaxf(row_max, tile_max);
+#endif
   const float base = new_max == ptx::neg_inf() ? 0.f : new_max;
   alpha = ptx::exp2_approx(row_max - base);
   row_max = new_max;
