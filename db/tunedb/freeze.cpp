@@ -384,9 +384,8 @@ VerifyReport verify(const std::filesystem::path& path) {
         file.connection.prepare("SELECT DISTINCT budget_arch FROM winners ORDER BY 1");
     while (arches.step()) report.budget_arches.push_back(arches.column_text(0));
     Statement contracts = file.connection.prepare(
-        "SELECT DISTINCT family, launch_contract FROM cubins AS c WHERE EXISTS (SELECT 1 FROM "
-        "launches AS l WHERE l.family = c.family AND l.arch = c.arch AND l.params_json = "
-        "c.params_json AND l.source_hash = c.source_hash)");
+        "SELECT DISTINCT family, launch_contract FROM cubins JOIN launches USING (family, arch, "
+        "params_json, source_hash)");
     while (contracts.step()) {
       report.launch_contracts[contracts.column_text(0)].insert(contracts.column_text(1));
     }
